@@ -25,10 +25,10 @@ def _indexed(pg_server: Any, schema: str) -> set[str]:
         return {str(p) for (p,) in conn.execute(f'SELECT path FROM "{schema}".notes')}
 
 
-def test_a_clone_that_reset_away_a_pushed_commit_is_refused_until_it_pulls(
-    tmp_path: Path, pg_server: Any
-) -> None:
-    schema = fresh_schema(pg_server, "clone-reset")
+def _pushed(tmp_path: Path, pg_server: Any, name: str) -> tuple[Path, Path, dict[str, str], str]:
+    """The writer's clone of a vault, pushed to a bare remote (main, its upstream): the
+    clone, the remote, the CLI's settings and the index's schema."""
+    schema = fresh_schema(pg_server, name)
     env = memvault_env(
         tmp_path,
         MEMVAULT_INDEX_STORE="postgres",
@@ -43,6 +43,13 @@ def test_a_clone_that_reset_away_a_pushed_commit_is_refused_until_it_pulls(
     _git(writer, "commit", "-qm", "the vault")
     _git(writer, "remote", "add", "origin", str(remote))
     _git(writer, "push", "-q", "-u", "origin", "main")
+    return writer, remote, env, schema
+
+
+def test_a_clone_that_reset_away_a_pushed_commit_is_refused_until_it_pulls(
+    tmp_path: Path, pg_server: Any
+) -> None:
+    writer, remote, env, schema = _pushed(tmp_path, pg_server, "clone-reset")
     laptop = tmp_path / "laptop" / "team"
     laptop.parent.mkdir()
     subprocess.run(["git", "clone", "-q", str(remote), str(laptop)], check=True)
@@ -83,21 +90,7 @@ def test_a_branch_squash_merged_and_edited_on_main_after_is_not_refused(
     (origin/queues, stale, merged) still holding it refused it as a clone that dropped
     what the team has, though no pull brings that branch to main ("git pull first", and
     a pull changed nothing). The branch main pulls from does not hold it: it writes."""
-    schema = fresh_schema(pg_server, "clone-squash-edit")
-    env = memvault_env(
-        tmp_path,
-        MEMVAULT_INDEX_STORE="postgres",
-        MEMVAULT_INDEX_DSN=str(pg_server.get_uri()),
-        MEMVAULT_INDEX_SCHEMA=schema,
-    )
-    remote = tmp_path / "remote.git"
-    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
-    writer = make_vault(tmp_path / "build-01", "team")
-    _git(writer, "init", "-q", "-b", "main")
-    _git(writer, "add", "-A")
-    _git(writer, "commit", "-qm", "the vault")
-    _git(writer, "remote", "add", "origin", str(remote))
-    _git(writer, "push", "-q", "-u", "origin", "main")
+    writer, _, env, schema = _pushed(tmp_path, pg_server, "clone-squash-edit")
 
     _git(writer, "checkout", "-q", "-b", "queues")
     (writer / QUEUES).write_text("# Queues\n\nA queue tabel.\n", encoding="utf-8")
