@@ -52,6 +52,7 @@ from memvault.vault.gitstate import (
     is_ancestor,
     is_shallow,
     merged_here,
+    on_a_remote,
     published,
     was_checked_out,
 )
@@ -150,9 +151,20 @@ def refuse_a_clone_behind(store: Any, config: VaultConfig) -> None:
         return  # outside git here (the sample guard stands), or at that commit
     todo = f"git pull first (a commit {host} never pushed: push it there first)"
     if has_commit(root, commit):
-        if is_ancestor(root, commit, head) or was_checked_out(root, commit):
-            return  # every commit the index was written from is here, or its files were
-            # (checked out here: an amend or a rebase since is a change made here)
+        if is_ancestor(root, commit, head):
+            return  # every commit the index was written from is here
+        checked = was_checked_out(root, commit)
+        held = on_a_remote(root, commit) if checked else None
+        if checked and held is None:
+            return  # its files were (checked out here: an amend or a rebase since is a
+            # change made here; not one the branch pulled here holds, which a reset
+            # here dropped: the team has it)
+        if held:
+            todo = (
+                f"git pull first ({held} holds that commit, which this clone had and "
+                "dropped: a reset, an amend, a rebase); if it was dropped on purpose, "
+                f"push that history first (git push --force-with-lease) and fetch {held}"
+            )
         lacked = commits_lacked(root, head, commit)
         if lacked == 0 or merged_here(root, head, commit):
             return  # what this clone lacks changes nothing in the vault's folder, or its

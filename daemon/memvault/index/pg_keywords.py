@@ -202,13 +202,15 @@ def phrase_freq(tokens: Sequence[str], lexemes: dict[str, dict[int, str]]) -> fl
 def phrases(
     terms: Sequence[str], *, cjk: bool, stems: bool = True
 ) -> tuple[list[list[str]], list[str]]:
-    """Each distinct term's lexemes (a phrase; a term with none, or the same as another's,
-    left out), and the term of each."""
+    """Each term's lexemes (a phrase; a term with none left out), and the term of each. A
+    term whose lexemes are another's (``files`` beside ``file``: one stem) is a phrase
+    again, as FTS5 scores ``"file" OR "files"``: BM25 sums over the OR's phrases, each
+    counted (it was left out, and such a query ranked otherwise than on SQLite)."""
     out: list[list[str]] = []
     named: list[str] = []
-    for term in dict.fromkeys(t.replace("\x00", "") for t in terms):
+    for term in (t.replace("\x00", "") for t in terms):
         tokens = TOKENIZER.tokens(term, cjk=cjk, stems=stems)
-        if tokens and tokens not in out:
+        if tokens:
             out.append(tokens)
             named.append(term)
     return out, named

@@ -48,6 +48,7 @@ from typing import Any
 import numpy as np
 
 from memvault.index import pg_schema
+from memvault.index.pg_vector_names import PgvectorNames
 from memvault.index.vector_twins import SAME
 from memvault.index.vectors import OpenReport, VectorsWanted, _checked, query_vector
 
@@ -120,17 +121,13 @@ class PgVectors:
         self._db = store._pg
         self._lock = store._lock
         self._building: threading.Thread | None = None  # the HNSW build under way
-        # pgvector's type, operator and operator class by their schema: the session's
-        # search_path is the vault's schema and the catalog alone (pg_schema.search_path)
-        ext = pg_schema.quoted(store.vector_schema)
-        self._vec = f"{ext}.vector"
-        self._near = f"OPERATOR({ext}.<=>)"
-        self._ops = f"{ext}.vector_cosine_ops"
-        self._dims = f"{ext}.vector_dims"
+        # pgvector's type, operator and operator class by their schema, read again
+        # once a name is not found (pg_vector_names.py)
+        self.names = PgvectorNames(store)
 
     @property
     def _expr(self) -> str:
-        return f"embedding::{self._vec}({int(self.dim)})"
+        return f"embedding::{self.names.vec}({int(self.dim)})"
 
     def open(self, want: VectorsWanted) -> OpenReport:
         """Reconcile the table with the store's embedded chunks (a writer only: a reader
@@ -152,7 +149,8 @@ class PgVectors:
             wrong = {
                 int(r[0])
                 for r in self._db.raw(
-                    f"SELECT label FROM vectors WHERE {self._dims}(embedding) <> %s", (self.dim,)
+                    f"SELECT label FROM vectors WHERE {self.names.dims}(embedding) <> %s",
+                    (self.dim,),
                 ).fetchall()
             }
             if wrong:
@@ -329,7 +327,7 @@ class PgVectors:
         said = False
         while not self.store.closing.is_set():
             try:
-                self._build_once(rows)
+                self.names.named(lambda: self._build_once(rows))
                 return
             except Exception as exc:
                 if not said:
@@ -364,7 +362,7 @@ class PgVectors:
                     db.raw(f"DROP INDEX CONCURRENTLY IF EXISTS {self._name}")
                 db.raw(
                     f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {self._name} ON vectors "
-                    f"USING hnsw (({self._expr}) {self._ops}) WITH (m = {int(self.m)}, "
+                    f"USING hnsw (({self._expr}) {self.names.ops}) WITH (m = {int(self.m)}, "
                     f"ef_construction = {int(self.ef_construction)}) WHERE node IS NULL"
                 )
         finally:
@@ -395,50 +393,69 @@ class PgVectors:
         if k <= 0:
             return []
         lit = _literal(q)
-        subset = getattr(allowed, "__self__", None)
         with self._lock:
-            if isinstance(subset, (set, frozenset)):  # a set's membership test: in the SQL
-                rows = self._db.raw(
-                    f"SELECT label, 1 - ({self._expr} {self._near} %s::{self._vec}) FROM vectors "
-                    f"WHERE label = ANY(%s) ORDER BY {self._expr} {self._near} %s::{self._vec}, label LIMIT %s",
-                    (lit, sorted(subset), lit, k),
-                ).fetchall()
-                return [(int(a), float(b)) for a, b in rows]
-            twins = getattr(self.store, "twins", True)  # a reader of a schema-5 writer: none
-            want = k
-            while True:
-                with self._db.conn.transaction():
-                    # pgvector refuses an ef_search over 1,000 (a wider look: k past 250)
-                    ef = min(max(self.ef_search, want), EF_SEARCH_MAX)
-                    self._db.raw(f"SET LOCAL hnsw.ef_search = {ef}")
-                    # the nodes (the partial index's rows), each then its twins, at its
-                    # similarity: one statement, so one snapshot of the two
-                    rows = self._db.raw(self.search_sql, (lit, want)).fetchall() if twins else [
-                        (a, b, None) for a, b in self._db.raw(
-                            f"SELECT label, 1 - ({self._expr} {self._near} %s::{self._vec}) FROM vectors "
-                            f"ORDER BY {self._expr} {self._near} %s::{self._vec} LIMIT %s",
-                            (lit, lit, want),
-                        ).fetchall()
-                    ]  # fmt: skip
-                out: list[tuple[int, float]] = []
-                nodes, last = 0, None
-                for node, sim, twin in rows:  # a node's rows in a run, its twins by label
-                    if node != last:
-                        nodes, last = nodes + 1, node
-                        if allowed is None or allowed(int(node)):
-                            out.append((int(node), float(sim)))
-                    if twin is not None and (allowed is None or allowed(int(twin))):
-                        out.append((int(twin), float(sim)))
-                if len(out) >= k or nodes < want or want >= EF_SEARCH_MAX:
-                    return out[:k]
-                want *= 4
+            return self.names.named(lambda: self._nearest(lit, k, allowed))
+
+    def _nearest(
+        self, lit: str, k: int, allowed: Callable[[int], bool] | None
+    ) -> list[tuple[int, float]]:
+        subset = getattr(allowed, "__self__", None)
+        if isinstance(subset, (set, frozenset)):  # a set's membership test: in the SQL
+            rows = self._db.raw(
+                f"SELECT label, 1 - ({self._expr} {self.names.near} %s::{self.names.vec}) FROM vectors "
+                f"WHERE label = ANY(%s) ORDER BY {self._expr} {self.names.near} %s::{self.names.vec}, label LIMIT %s",
+                (lit, sorted(subset), lit, k),
+            ).fetchall()
+            return [(int(a), float(b)) for a, b in rows]
+        twins = getattr(self.store, "twins", True)  # a reader of a schema-5 writer: none
+        want = k
+        while True:
+            with self._db.conn.transaction():
+                # pgvector refuses an ef_search over 1,000 (a wider look: k past 250)
+                ef = min(max(self.ef_search, want), EF_SEARCH_MAX)
+                self._db.raw(f"SET LOCAL hnsw.ef_search = {ef}")
+                # the nodes (the partial index's rows), each then its twins, at its
+                # similarity: one statement, so one snapshot of the two
+                rows = self._db.raw(self.search_sql, (lit, want)).fetchall() if twins else [
+                    (a, b, None) for a, b in self._db.raw(
+                        f"SELECT label, 1 - ({self._expr} {self.names.near} %s::{self.names.vec}) FROM vectors "
+                        f"ORDER BY {self._expr} {self.names.near} %s::{self.names.vec} LIMIT %s",
+                        (lit, lit, want),
+                    ).fetchall()
+                ]  # fmt: skip
+            out: list[tuple[int, float]] = []
+            nodes, last = 0, None
+            for node, sim, twin in rows:  # a node's rows in a run, its twins by label
+                if node != last:
+                    nodes, last = nodes + 1, node
+                    if allowed is None or allowed(int(node)):
+                        out.append((int(node), float(sim)))
+                if twin is not None and (allowed is None or allowed(int(twin))):
+                    out.append((int(twin), float(sim)))
+            if len(out) >= k or want >= EF_SEARCH_MAX:
+                return out[:k]
+            # fewer nodes than asked: all there are, or rows deleted or replaced (a
+            # note edited) still in the graph until a vacuum, which pgvector's scan
+            # looks at within its ef_search and drops after: then a wider look
+            if nodes < want and not self._more_nodes(nodes, twins):
+                return out[:k]
+            want *= 4
+
+    def _more_nodes(self, nodes: int, twins: bool) -> bool:
+        """Whether more than ``nodes`` nodes are stored (the rows of the HNSW index; every
+        row before twins, schema 5): asked only when a search came back short of them,
+        reading ``nodes`` + 1 rows at most (a count of them all read the whole table, ~30
+        ms at 100,000 chunks, at each short search of a vault with rows not vacuumed)."""
+        where = " WHERE node IS NULL" if twins else ""
+        sql = f"SELECT count(*) FROM (SELECT 1 FROM vectors{where} LIMIT %s) n"
+        return int(self._db.raw(sql, (nodes + 1,)).fetchone()[0]) > nodes
 
     @property
     def search_sql(self) -> str:
         """A search's statement (the query's vector, the nodes wanted): the nearest
         nodes by the HNSW index, each with its twins (label, similarity, twin)."""
         return (
-            f"WITH n AS (SELECT label, {self._expr} {self._near} %s::{self._vec} AS d FROM vectors "
+            f"WITH n AS (SELECT label, {self._expr} {self.names.near} %s::{self.names.vec} AS d FROM vectors "
             "WHERE node IS NULL ORDER BY d LIMIT %s) "
             "SELECT n.label, 1 - n.d, t.label FROM n LEFT JOIN vectors t "
             "ON t.node = n.label ORDER BY n.d, n.label, t.label"

@@ -437,7 +437,7 @@ def create_app(
 
     async def status(request: Request) -> Response:
         data = await run_in_threadpool(vault.status)
-        data["daemon"] = daemon_info()
+        data["daemon"] = await run_in_threadpool(daemon_info)  # a query: off the loop
         return JSONResponse(data)
 
     async def sync(request: Request) -> Response:
@@ -509,7 +509,7 @@ def create_app(
             sent: dict[str, Any] | None = None
             failed = ""  # why the daemon's state could not be read, said once in the log
 
-            def status_if_changed() -> str:
+            def fresh_status() -> str:  # the state, if it changed: run off the loop (a query)
                 nonlocal sent, failed
                 try:  # never the stream's end (its client's status bar): the next look reads it
                     now, failed = status_event(daemon_info()), ""
@@ -524,22 +524,22 @@ def create_app(
 
             try:
                 # once seen, the client is subscribed; then the state as it is now
-                yield ": connected\n\n" + status_if_changed()
+                yield ": connected\n\n" + await run_in_threadpool(fresh_status)
                 while True:
                     wait = busy_seconds if sent is not None and busy(sent) else keepalive_seconds
                     try:
                         item = await asyncio.wait_for(q.get(), wait)
                     except TimeoutError:
-                        yield status_if_changed() or ": keep-alive\n\n"
+                        yield await run_in_threadpool(fresh_status) or ": keep-alive\n\n"
                         continue
                     if item is None:
                         return
                     if item == STATUS_NUDGE:
                         q.nudged = False
-                        if text := status_if_changed():
+                        if text := await run_in_threadpool(fresh_status):
                             yield text
                         continue
-                    yield f"event: sync\ndata: {item}\n\n" + status_if_changed()
+                    yield f"event: sync\ndata: {item}\n\n" + await run_in_threadpool(fresh_status)
             finally:
                 hub.unsubscribe(q)
 

@@ -319,6 +319,30 @@ def was_checked_out(root: Path, commit: str) -> bool:
     return commit in done.stdout.decode("ascii", "replace").split()
 
 
+def on_a_remote(root: Path, commit: str) -> str | None:
+    """The branch a `git pull` here brings that holds ``commit`` (the team has it: a
+    clone that lacks it is behind, whatever it had checked out before), by its short
+    name (``origin/main``), or None. HEAD's upstream when it has one: another remote
+    branch holding it (a feature branch since squash-merged into main, and edited
+    there after) is not one this clone follows, and no pull brings it; any
+    remote-tracking branch when HEAD has none (a detached HEAD, a branch set up without
+    one)."""
+    up = run_git(root, "rev-parse", "--symbolic-full-name", "@{upstream}")
+    name = up.stdout.decode("utf-8", "replace").strip() if up and up.returncode == 0 else ""
+    done = run_git(
+        root,
+        "for-each-ref",
+        "--count=1",
+        "--format=%(refname:short)",
+        "--contains",
+        commit,
+        name if name.startswith("refs/") else "refs/remotes",
+    )
+    if done is None or done.returncode != 0:
+        return None
+    return done.stdout.decode("utf-8", "replace").strip() or None
+
+
 def is_shallow(root: Path) -> bool:
     """Whether the vault's repository is a shallow clone (``git clone --depth``): its
     history stops short, so an older commit is missing from it for good."""
@@ -422,6 +446,7 @@ __all__ = [
     "merged_here",
     "nested_repo",
     "not_pushed",
+    "on_a_remote",
     "published",
     "run_git",
     "settings_ignored",
