@@ -52,7 +52,7 @@ from pathlib import Path
 import numpy as np
 
 from memvault.errors import ModelAway, ModelError
-from memvault.index.child_watch import Deadline, Restarts, reply_seconds
+from memvault.index.child_watch import Deadline, Restarts, reply_seconds, stopped
 from memvault.index.onnx_session import (
     FAILED,
     REPLY,
@@ -80,6 +80,8 @@ class ChildRun:
         self._ends = weakref.finalize(self, _end_all, self._held)
         self.dim = 0  # the first child's answer
         self.restarts = Restarts()  # its restarts, for /status; the rest after failures
+        # every child started, the one answering its start line too (``kill``)
+        self._spawned: weakref.WeakSet[subprocess.Popen[bytes]] = weakref.WeakSet()
         with self._lock:
             try:
                 self._child()
@@ -138,11 +140,13 @@ class ChildRun:
         raise AssertionError("unreachable")
 
     def kill(self) -> None:
-        """Kill the child now, without waiting for a call in flight (its lock): the
-        daemon's exit when a batch could not finish (a stopped child would outlive it)."""
-        for proc in list(self._held):
-            with contextlib.suppress(OSError):
-                proc.kill()
+        """Kill the child now, without waiting for a call in flight (its lock), one
+        starting too: the daemon's exit when a batch could not finish (a stopped child
+        would outlive it)."""
+        for proc in list(self._spawned):
+            if proc.poll() is None:
+                with contextlib.suppress(OSError):
+                    proc.kill()
 
     def close(self) -> None:
         """End the child; the next ``run`` starts another."""
@@ -156,6 +160,7 @@ class ChildRun:
             return self._held[0]
         for attempt in (1, 2):
             proc = _spawn()
+            self._spawned.add(proc)
             try:
                 dim = _hello(proc, self._start_line)
                 if self.dim and dim != self.dim:  # one started again answers as the first
@@ -344,6 +349,8 @@ def _end(proc: subprocess.Popen[bytes]) -> None:
     if proc.stdin is not None:
         with contextlib.suppress(OSError):
             proc.stdin.close()
+    if stopped(proc.pid):  # it would read the end only once continued
+        proc.kill()
     try:
         proc.wait(timeout=5)
     except subprocess.TimeoutExpired:
