@@ -13,6 +13,7 @@ once HEADER_SECONDS (10 s) have let them go.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import socket
@@ -62,10 +63,8 @@ def main() -> None:
         i = 0
         while not stop.is_set():
             for s in trickle:
-                try:
+                with contextlib.suppress(OSError):  # the server closed it
                     s.send(head[i : i + 1] if i < len(head) else b"a")
-                except OSError:
-                    pass
             i += 1
             stop.wait(1.0)
 
