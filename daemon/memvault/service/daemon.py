@@ -522,7 +522,6 @@ class Daemon:
         finished = self.watcher.stop(timeout=left) and finished
         if not finished:
             log.warning("memvault daemon stopped without waiting for the sync in flight")
-            self.vault.engine.embedding.kill_process()  # stopped, it would outlive us
             return False
         self.vault.close()
         log.info("memvault daemon stopped")
