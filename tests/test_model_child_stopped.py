@@ -13,6 +13,7 @@ weights, real signals, a real daemon; waits are on conditions with generous dead
 from __future__ import annotations
 
 import os
+import re
 import signal
 import threading
 import time
@@ -22,7 +23,7 @@ import httpx
 import numpy as np
 import pytest
 
-from helpers import DaemonProcess, eventually, new_vault, write
+from helpers import DaemonProcess, eventually, memvault_env, new_vault, run_memvault, write
 from memvault.api import Vault
 from memvault.config import IndexSettings
 from memvault.errors import ModelAway
@@ -211,6 +212,9 @@ def test_a_daemon_whose_model_process_is_stopped_saves_searches_says_and_stops(
             "the restart said in status",
         )
         assert "stopped" in lane["last_restart"]
+        said = run_memvault("status", "--vault", str(root), env=memvault_env(tmp_path, None))
+        assert re.search(r"the model's process was started again (once|\d+ times)", said.stdout)
+        assert "(SIGSTOP or a debugger)" in said.stdout
         assert _gone(child)
         child = _child_of(daemon.proc.pid)  # the new one: stopped too, then SIGTERM
         assert child is not None
