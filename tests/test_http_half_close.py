@@ -22,10 +22,7 @@ import httpx
 import pytest
 
 from helpers import eventually, note, open_vault, write
-from memvault.service.http_api import create_app
-from memvault.service.http_server import HttpServer
-
-TOKEN = "t0k3n-for-half-close-" + "x" * 22
+from test_http_edges import TOKEN, _serve
 
 
 @pytest.fixture(scope="module")
@@ -34,16 +31,7 @@ def port(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
     write(root, "people/ana.md", note("Ana Lopez", "our designer", "Draws kiwis in the orchard."))
     with open_vault(root) as vault:
         vault.sync()
-        ports: list[int] = []
-        app = create_app(vault, TOKEN, lambda: {"port": ports[0]})
-        server = HttpServer(app, "127.0.0.1", 0, header_seconds=2.0)
-        ports.append(server.port)
-        server.start()
-        try:
-            yield server.port
-        finally:
-            app.state.close()
-            server.stop()
+        yield from _serve(vault, header_seconds=2.0)  # (the daemon's: 10 s)
 
 
 def _search(port: int, version: str = "1.1", close: bool = False, cut: int = 0) -> bytes:
