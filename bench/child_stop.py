@@ -66,6 +66,8 @@ def main() -> None:
     http = httpx.Client(base_url=f"http://127.0.0.1:{info['port']}", trust_env=False,
                         headers={"Authorization": f"Bearer {info['token']}"}, timeout=60)  # fmt: skip
     _wait(lambda: http.get("/status").json()["daemon"]["model"] == "ready", 120)
+    # the first vectors in (before them a search is keywords alone: no model asked)
+    _wait(lambda: not http.get("/status").json()["daemon"]["vectors"]["pending"], 120)
     out: dict = {"search_after_sigstop_s": []}
     words = " ".join(f"kumquat{j} orchard valley" for j in range(3000))
     for r in range(a.rounds):

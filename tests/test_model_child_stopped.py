@@ -188,7 +188,15 @@ def test_a_daemon_whose_model_process_is_stopped_saves_searches_says_and_stops(
     child: int | None = None
     try:
         info = daemon.ready(answering=True)
-        eventually(lambda: _status(info)["daemon"]["model"] == "ready", 120, "the model loaded")
+        eventually(  # loaded, and the first vectors in: a search then needs the model
+            lambda: (
+                (d := _status(info)["daemon"])["model"] == "ready"
+                and d["vectors"]["pending"] == 0
+                and not d["vectors"]["busy"]
+            ),
+            120,
+            "the first vectors",
+        )
         child = eventually(lambda: _child_of(daemon.proc.pid), 30, "the model's process")
         os.kill(child, signal.SIGSTOP)
         for i in range(3):  # a step for the lane: a batch larger than the pipe holds
