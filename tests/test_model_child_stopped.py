@@ -15,6 +15,8 @@ from __future__ import annotations
 import os
 import re
 import signal
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -239,3 +241,62 @@ def test_a_daemon_whose_model_process_is_stopped_saves_searches_says_and_stops(
         daemon.stop(within=30)
         if child is not None and alive(child):
             os.kill(child, signal.SIGKILL)
+
+
+def test_a_healthy_child_slower_than_its_time_is_waited_for_not_killed(
+    built: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch that takes longer than the time it is given (a larger model configured,
+    fp32, a machine loaded by a first index or swapping) while the child works on it:
+    the child is waited for while it uses the CPU, not killed twice over (the vault's
+    vectors then never came: ModelAway, a rest, the same batch killed again)."""
+    emb = load_onnx_embedder(IndexSettings(model_cache=str(built)), apart=True)
+    run = _run(emb)
+    try:
+        first = emb.embed(LONG)  # ~1.5 s of model time, 32 x 256 word pieces
+        monkeypatch.setattr(child_watch, "REPLY_BASE", 0.05)  # far less than that
+        monkeypatch.setattr(child_watch, "REPLY_PER_PIECE", 0.0)
+        monkeypatch.setattr(child_watch, "WORKING_MOST", 10_000, raising=False)
+        pid = run.pid
+        assert np.array_equal(emb.embed(LONG), first)
+        assert run.pid == pid  # the same child: never killed
+        info = emb.process_info()
+        assert info is not None and info["restarts"] == 0
+    finally:
+        emb.close()
+
+
+def _process(code: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([sys.executable, "-c", code])
+
+
+def test_a_child_past_its_time_is_given_up_once_it_does_no_work(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Past its time, a child asleep (a deadlock: no CPU used, not running) is given up
+    once it has done nothing for STALL seconds; one busy for ever (spinning) once
+    WORKING_MOST times its time have passed."""
+    monkeypatch.setattr(child_watch, "STALL", 1.0, raising=False)
+    monkeypatch.setattr(child_watch, "WORKING_MOST", 6.0, raising=False)
+    asleep = _process("import time; time.sleep(600)")
+    busy = _process("while True: pass")
+    try:
+        time.sleep(0.3)  # (both started)
+        waits = {p.pid: child_watch.Deadline(p.pid, 0.5, "a test") for p in (asleep, busy)}
+        given_up: dict[int, tuple[float, str]] = {}
+        started = time.monotonic()
+        while len(given_up) < 2 and time.monotonic() - started < 30:
+            for pid, wait in waits.items():
+                if pid not in given_up and (why := wait.passed()):
+                    given_up[pid] = (time.monotonic() - started, why)
+            time.sleep(child_watch.POLL / 5)
+        slept_for, why_asleep = given_up[asleep.pid]
+        busy_for, why_busy = given_up[busy.pid]
+        assert 0.9 <= slept_for < 2.5, given_up  # its time, then STALL with no work
+        assert "silent past its time" in why_asleep
+        assert busy_for >= 2.9, given_up  # waited while it worked, to 6 x 0.5 s
+        assert "working past" in why_busy
+    finally:
+        for p in (asleep, busy):
+            p.kill()
+            p.wait()

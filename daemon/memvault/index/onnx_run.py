@@ -7,7 +7,8 @@
   pages and what its session leaves allocated once freed, ~30 MiB that a daemon kept
   in-process after letting the model go (bench/RESULTS.md, "The model in a process of
   its own"). A child that dies (killed, out of memory), is silent past its time on a
-  batch (``child_watch``: scaled by the word pieces sent, writing the request too), is
+  batch (``child_watch``: scaled by the word pieces sent, writing the request too;
+  one still working past it, its CPU time growing, waited for up to 8 times it), is
   stopped (SIGSTOP, a debugger) for STOPPED_MOST seconds, or answers out of step, is
   killed and started again for the batch, once, said on the log and counted for
   /status (``restarts``); twice is a ``ModelAway``, after which no child is started for
