@@ -11,6 +11,7 @@ server answering other clients meanwhile.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -129,3 +130,45 @@ def test_idle_and_trickling_connections_never_hold_the_server(port: int) -> None
         for s in silent + trickling:
             s.close()
     eventually(lambda: _open_fds() <= before, 30, "the server's files let go")
+
+
+def _server_holds(port: int, client_port: int) -> bool:
+    """Whether the server's end of the connection from ``client_port`` is still open
+    (ESTABLISHED, or CLOSE_WAIT: the client gone, the server not closed yet)."""
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        local, remote, state = fields[1], fields[2], fields[3]
+        if (
+            int(local.split(":")[1], 16) == port
+            and int(remote.split(":")[1], 16) == client_port
+            and state in ("01", "08")
+        ):
+            return True
+    return False
+
+
+@pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="reads /proc/net/tcp")
+def test_a_stream_whose_client_went_away_ends_at_once(port: int) -> None:
+    """A client of /events that closes its connection (its end is an EOF, as a
+    half-close is): the stream, its answer under way, ends at once, as before the
+    half-close was answered; it held its connection and its place among the streams
+    (128, the oldest pushed out) until its next keep-alive (15 s)."""
+    with socket.create_connection(("127.0.0.1", port)) as s:
+        s.sendall(
+            f"GET /events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+            f"Authorization: Bearer {TOKEN}\r\n\r\n".encode()
+        )
+        s.settimeout(10)
+        got = b""
+        while b"event: status" not in got:
+            got += s.recv(65536)
+        s.settimeout(0.3)
+        with contextlib.suppress(TimeoutError):
+            while s.recv(65536):
+                pass  # (all read: a close, not a reset)
+        client_port = s.getsockname()[1]
+        assert _server_holds(port, client_port)
+    gone = time.monotonic() + 5  # (the keep-alive: 15 s)
+    while _server_holds(port, client_port) and time.monotonic() < gone:
+        time.sleep(0.05)
+    assert not _server_holds(port, client_port)

@@ -181,15 +181,21 @@ def guarded(base: type[asyncio.Protocol], cap: int, header_seconds: float) -> ty
         def eof_received(self) -> bool | None:
             if self._refused:
                 self.transport.close()  # the client is done sending: no reset to fear
-            elif self._in_request() and self.conn.their_state in (h11.DONE, h11.MUST_CLOSE):
+            elif self._unanswered() and self.conn.their_state in (h11.DONE, h11.MUST_CLOSE):
                 # Sent its request, then shut its side (SHUT_WR: some proxies, HTTP/1.0
                 # clients): RFC 9112 9.6 has it answered. asyncio closes a transport
                 # whose protocol does not keep it open, and the answer of a request
                 # still running (any endpoint in a worker thread) was never sent.
                 self._half_closed = True
                 return True  # the rest is written; closed once answered
-            # (idle, or a head or body cut short: it can never be complete, closed now)
+            # (idle, or a head or body cut short: it can never be complete, closed now;
+            # an answer under way, a stream (/events): its client gone as likely as
+            # half-closed, it ends now, not at its next keep-alive's failed write)
             return super().eof_received()
+
+        def _unanswered(self) -> bool:
+            """A request in flight whose answer has not begun."""
+            return self._in_request() and not self.cycle.response_started
 
         def _make_room(self) -> None:
             """Past the cap: close the oldest connection with no request in flight
