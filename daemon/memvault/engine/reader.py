@@ -233,11 +233,11 @@ class Reader(Lane):
 
     def _query_vector(self, query: str, common: set[str], qv: np.ndarray) -> np.ndarray:
         """The vector the candidates are ranked with: the question's (``qv``), averaged
-        with that of the question without its ``common`` terms."""
+        with that of the question without its ``common`` terms; ``qv`` alone when the
+        model's process went away meanwhile (``Embedding.query_vector``)."""
         focus = focus_query(query, common)
-        if not focus:
-            return qv
-        return (qv + self.embedding.embedder.embed([focus])[0]) / 2
+        fv = self.embedding.query_vector(focus) if focus else None
+        return qv if fv is None else (qv + fv) / 2
 
     def _lexical(
         self,
