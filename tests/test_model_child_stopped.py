@@ -133,9 +133,10 @@ def test_a_child_that_keeps_failing_rests_and_a_search_answers_by_keywords(
         stopper.start()
         try:
             eventually(lambda: run.pid in seen, 10, "the first child stopped")
-            with pytest.raises(ModelAway, match="and again once started again"):
+            with pytest.raises(ModelAway, match="and again once started again") as away:
                 # ~1.5 s of model time: the child started again is stopped in its midst
                 v.engine.embedding.embedder.embed(LONG)
+            assert "out of memory" not in str(away.value)  # stopped: not a guess at memory
             assert len(seen) == 2  # the first and the one started again: no more
             hits = v.search("billing migration")  # at once: no child started meanwhile
             assert hits and hits[0].path == "people/ana.md"

@@ -126,10 +126,10 @@ class ChildRun:
                             ended,
                             rest,
                         )
+                        oom = " (is the machine out of memory?)" if "SIGKILL" in str(ended) else ""
                         raise ModelAway(
                             f"the embedding model's process ended ({ended}), and again once "
-                            f"started again; it is started again in {rest:.0f} s "
-                            "(is the machine out of memory?)"
+                            f"started again; it is started again in {rest:.0f} s{oom}"
                         ) from None
                     self.restarts.restarted(str(ended))
                     log.warning(
