@@ -282,7 +282,11 @@ def test_a_child_past_its_time_is_given_up_once_it_does_no_work(
     asleep = _process("import time; time.sleep(600)")
     busy = _process("while True: pass")
     try:
-        time.sleep(0.3)  # (both started)
+        eventually(  # asleep, its start done (a start is work)
+            lambda: (seen := child_watch._look(asleep.pid)) is not None and seen[0] == b"S",
+            30,
+            "the process asleep",
+        )
         waits = {p.pid: child_watch.Deadline(p.pid, 0.5, "a test") for p in (asleep, busy)}
         given_up: dict[int, tuple[float, str]] = {}
         started = time.monotonic()
