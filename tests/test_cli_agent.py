@@ -591,3 +591,19 @@ def test_a_slow_read_without_a_daemon_says_up_keeps_the_index_open(
     assert code == 0 and json.loads(out)  # stdout stays the answer alone
     assert "with no daemon, each command opens the index itself" in err
     assert f"`memvault up {vault}` keeps it open" in err
+
+
+def test_hits_found_by_keywords_alone_are_said_on_stderr(capsys: pytest.CaptureFixture) -> None:
+    """Hits ``pending`` (vectors still queued, or the model's process away: every hit)
+    are said, as --json, HTTP and MCP say them: before, the text answer looked like a
+    search by meaning."""
+    from memvault.core.results import Hit
+    from memvault.interfaces.cli.agent import print_hits
+
+    hit = Hit("a.md", "A", ("A",), 1, 3, "billing", 0.5)
+    print_hits([hit])
+    assert "keywords alone" not in capsys.readouterr().err
+    print_hits([hit, Hit("b.md", "B", ("B",), 1, 3, "billing", 0.4, pending=True)])
+    captured = capsys.readouterr()
+    assert "1 of 2 hits found by keywords alone" in captured.err
+    assert "keywords alone" not in captured.out  # (stdout: the hits, for scripts)

@@ -17,7 +17,7 @@ import pytest
 from helpers import note, open_vault, write
 from memvault.api import Vault
 from memvault.service.http_api import create_app
-from memvault.service.http_server import MAX_HEADER_BYTES, HttpServer
+from memvault.service.http_server import HEADER_SECONDS, MAX_HEADER_BYTES, HttpServer
 
 TOKEN = "t0k3n-for-edges-" + "x" * 27
 
@@ -37,10 +37,10 @@ def port(edges_vault: Path) -> Iterator[int]:
         yield from _serve(vault)
 
 
-def _serve(vault: Vault) -> Iterator[int]:
+def _serve(vault: Vault, header_seconds: float = HEADER_SECONDS) -> Iterator[int]:
     ports: list[int] = []
     app = create_app(vault, TOKEN, lambda: {"port": ports[0]})
-    server = HttpServer(app, "127.0.0.1", 0)
+    server = HttpServer(app, "127.0.0.1", 0, header_seconds=header_seconds)
     ports.append(server.port)
     server.start()
     try:

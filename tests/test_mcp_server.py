@@ -514,3 +514,18 @@ def test_search_and_context_take_where_and_path_as_the_cli_does(server: Server) 
     assert cited and all(c.startswith("[[decisions/") for c in cited), context
     message = server.refused("memory_search", query=question, where={"status": 3})
     assert "where" in message, message
+
+
+def test_a_hit_found_by_keywords_alone_says_so_to_the_model() -> None:
+    """A hit whose vector is not there (its vector queued, or the model's process away:
+    every hit then) is said ``pending`` to the agent as /search says it: before, MCP
+    dropped the flag, and an agent took a keywords-only answer as a search by meaning."""
+    from memvault.core.results import Hit
+    from memvault.interfaces.mcp_server import hit_for_model
+
+    hit = Hit("a.md", "A", ("A",), 1, 3, "billing", 0.5)
+    assert "pending" not in hit_for_model(hit)  # (said only when it is)
+    assert (
+        hit_for_model(Hit("a.md", "A", ("A",), 1, 3, "billing", 0.5, pending=True))["pending"]
+        is True
+    )

@@ -236,6 +236,11 @@ class Vault(Closes):
         self._closed = True
         self._backend.close()
 
+    @property
+    def closed(self) -> bool:
+        """Whether ``close`` was called."""
+        return self._closed
+
     def _not_closed(self) -> None:
         # a closed vault's index is closed (sqlite3.ProgrammingError) and its lock let go
         # (a write was "read-only"): say what happened instead

@@ -16,6 +16,8 @@
     │   └── FileBusy              another program has the file open for writing (or just saved it)
     ├── MemoryFileError           MEMORY.md cannot be parsed (e.g. an unclosed section)
     ├── ModelError                the embedding model cannot be loaded
+    │   └── ModelAway             its process failed for the moment (stopped, silent,
+    │                             killed): started again later; a search answers by keywords
     ├── IndexCorrupt              the index files are damaged (rebuilt, never trusted)
     │   └── IndexTooNew           the team's index was written by a newer memvault (upgrade)
     ├── StorageError              the index files cannot be opened: the disk is full, read-only
@@ -122,6 +124,12 @@ class MemoryFileError(MemvaultError):
 
 class ModelError(MemvaultError):
     """The configured embedding model cannot be loaded."""
+
+
+class ModelAway(ModelError):
+    """The model's process failed for the moment (stopped, silent past its time, killed,
+    or resting after failing twice: index/child_watch.py); it is started again later,
+    and a search meanwhile answers by keywords alone (its hits ``pending``)."""
 
 
 class IndexCorrupt(MemvaultError):

@@ -37,7 +37,7 @@ from memvault.core.excerpts import unit_texts
 from memvault.core.notes import Note
 from memvault.core.text import sha256_text
 from memvault.engine.held_vectors import HeldVectors, Unsaved, vector_file
-from memvault.errors import ModelError
+from memvault.errors import ModelAway, ModelError
 from memvault.index.embedder import (
     Embedder,
     make_embedder,
@@ -182,6 +182,26 @@ class Embedding:
                         self._store.set_meta("dim", str(emb.dim))
         self._used = time.monotonic()
         return self._embedder
+
+    def query_vector(self, text: str) -> np.ndarray | None:
+        """A query's vector; None while the model's process is away (``ModelAway``:
+        stopped, silent, killed and resting: index/child_watch.py), said on the log: a
+        search then answers by keywords alone, rather than wait or fail."""
+        try:
+            return self.embedder.embed([text])[0]
+        except ModelAway as exc:
+            log.warning("searching by keywords alone: %s", exc)
+            return None
+
+    def process_info(self) -> dict[str, object] | None:
+        """The model's process's restarts (/status), while one is loaded and runs apart."""
+        info = getattr(self._embedder, "process_info", None)
+        return None if info is None else info()
+
+    def kill_process(self) -> None:
+        """Kill the model's process now, not waiting for a call in flight: a daemon
+        exiting without its lane's step (a stopped child would outlive it)."""
+        getattr(self._embedder, "kill", lambda: None)()
 
     def unused_for(self) -> float | None:
         """Seconds since the model was last used; None when it is not loaded."""

@@ -125,9 +125,9 @@ class Reader(Lane):
         docs_of = docs_of or functools.cache(self.store.term_docs)  # a term counted once
         lexical = self._lexical(terms, pool, docs_of, label_ok)
         vector: list[tuple[int, float]] = []
-        if self.embedding.indexed_with:
-            qv = self.embedding.embedder.embed([query])[0] if qv is None else qv
-            vector = self.embedding.searching.query(qv, pool, allowed=label_ok)
+        if away := bool(self.embedding.indexed_with):  # qv None: its process away (keywords)
+            qv = self.embedding.query_vector(query) if qv is None else qv
+            vector = [] if qv is None else self.embedding.searching.query(qv, pool, label_ok)
         # no vector yet (the vector lane is behind): found, and ranked, by keywords alone
         waiting = self.store.pending_among(lab for lab, _ in lexical) if vector else set()
         fused = _fused(cfg, lexical, vector, waiting)
@@ -139,7 +139,7 @@ class Reader(Lane):
             if new := [lab for lab, _ in fused[:pool] if lab not in rows]:
                 rows = {**rows, **self.store.chunk_rows(new)}
         if not vector:  # nothing has a vector yet: every hit is keywords-only if pending
-            waiting = self.store.pending_among(rows)
+            waiting = set(rows) if away and qv is None else self.store.pending_among(rows)
         found = _first(fused, rows, k, group, copies, past)  # (a hop may bring one back)
         meta = self.catalogue.rows_of(f.item[1].path for f in found)
         hits = [_hit(f, meta.get(f.item[1].path), terms, f.item[0] in waiting) for f in found]
@@ -233,11 +233,11 @@ class Reader(Lane):
 
     def _query_vector(self, query: str, common: set[str], qv: np.ndarray) -> np.ndarray:
         """The vector the candidates are ranked with: the question's (``qv``), averaged
-        with that of the question without its ``common`` terms."""
+        with that of the question without its ``common`` terms; ``qv`` alone when the
+        model's process went away meanwhile (``Embedding.query_vector``)."""
         focus = focus_query(query, common)
-        if not focus:
-            return qv
-        return (qv + self.embedding.embedder.embed([focus])[0]) / 2
+        fv = self.embedding.query_vector(focus) if focus else None
+        return qv if fv is None else (qv + fv) / 2
 
     def _lexical(
         self,

@@ -61,7 +61,7 @@ from memvault.index.onnx_cache import (
     look,
     recipe,
 )
-from memvault.index.onnx_run import open_run
+from memvault.index.onnx_run import ChildRun, open_run
 from memvault.index.onnx_session import OnnxUnavailable, import_onnxruntime
 from memvault.index.tokenizer import Tokenizer
 
@@ -141,6 +141,16 @@ class OnnxEmbedder:
         """Let the model go now: a child running it ends (the next ``embed`` starts one)."""
         with self._lock:
             self._run.close()
+
+    def process_info(self) -> dict[str, object] | None:
+        """The model's process's restarts (``child_watch.Restarts.info``); None when
+        the model runs in this process."""
+        return self._run.restarts.info() if isinstance(self._run, ChildRun) else None
+
+    def kill(self) -> None:
+        """Kill the model's process now, whatever call is in flight (the daemon's exit)."""
+        if isinstance(self._run, ChildRun):
+            self._run.kill()
 
 
 # --- which model, which identity --------------------------------------------------------------

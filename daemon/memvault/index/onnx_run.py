@@ -6,11 +6,15 @@
   go ends that process, and all that onnxruntime held goes with it: its library's
   pages and what its session leaves allocated once freed, ~30 MiB that a daemon kept
   in-process after letting the model go (bench/RESULTS.md, "The model in a process of
-  its own"). A child that dies (killed, out of memory), is silent past REPLY_TIMEOUT
-  on a batch (stopped, stuck: it is killed) or answers out of step is started again
-  for the batch, once; twice is a ModelError. A start that fails for the moment (the
-  child killed or silent as it starts) is tried once more, then a ModelError: never
-  the fallback to PyTorch, which would re-embed the vault. A child that says it cannot
+  its own"). A child that dies (killed, out of memory), is silent past its time on a
+  batch (``child_watch``: scaled by the word pieces sent, writing the request too;
+  one still working past it, its CPU time growing, waited for up to 8 times it), is
+  stopped (SIGSTOP, a debugger) for STOPPED_MOST seconds, or answers out of step, is
+  killed and started again for the batch, once, said on the log and counted for
+  /status (``restarts``); twice is a ``ModelAway``, after which no child is started for
+  a rest that doubles while it keeps failing (5 s to 300 s). A start that fails for the
+  moment (the child killed or silent as it starts) is tried once more, then a
+  ModelError: never the fallback to PyTorch, which would re-embed the vault. A child that says it cannot
   load the model fails as ``LocalRun`` would (``OnnxUnavailable``, the same message:
   the caller falls back to PyTorch); one that cannot run here at all (no process can
   be started, Python fails in it before it answers) leaves the model to this process
@@ -43,13 +47,13 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 import weakref
 from pathlib import Path
 
 import numpy as np
 
-from memvault.errors import ModelError
+from memvault.errors import ModelAway, ModelError
+from memvault.index.child_watch import Deadline, Restarts, reply_seconds, stopped
 from memvault.index.onnx_session import (
     FAILED,
     REPLY,
@@ -62,7 +66,6 @@ from memvault.index.onnx_session import (
 log = logging.getLogger("memvault")
 
 START_TIMEOUT = 120.0  # seconds for the child to load the model (a busy machine: seconds)
-REPLY_TIMEOUT = 120.0  # seconds for one batch (~0.1-0.5 s; a stopped or stuck child: killed)
 # glibc's mmap threshold fixed as the daemon fixes its own (service/heap.py): the arena
 # regions onnxruntime frees go back to the system, not into malloc's arenas
 CHILD_ENV = {"MALLOC_MMAP_THRESHOLD_": str(512 * 1024)}
@@ -77,6 +80,9 @@ class ChildRun:
         self._held: list[subprocess.Popen[bytes]] = []  # the running child, if any
         self._ends = weakref.finalize(self, _end_all, self._held)
         self.dim = 0  # the first child's answer
+        self.restarts = Restarts()  # its restarts, for /status; the rest after failures
+        # every child started, the one answering its start line too (``kill``)
+        self._spawned: weakref.WeakSet[subprocess.Popen[bytes]] = weakref.WeakSet()
         with self._lock:
             try:
                 self._child()
@@ -98,21 +104,50 @@ class ChildRun:
             + np.ascontiguousarray(mask, dtype=np.int64).tobytes()
         )
         with self._lock:
+            if rest := self.restarts.resting():
+                raise ModelAway(
+                    "the embedding model's process failed twice in a row; "
+                    f"it is started again in {rest:.0f} s"
+                )
             for attempt in (1, 2):
                 try:
-                    return _ask(self._child(), request, rows, self.dim)
+                    out = _ask(self._child(), request, rows, width, self.dim)
                 except _Ended as ended:
                     _end_all(self._held)
-                    if attempt == 2 or ended.lasting:
+                    if ended.lasting:
                         raise ModelError(
-                            f"the embedding model's process ended ({ended}), "
-                            f"{'and again once started again' if attempt == 2 else 'for good'}; "
-                            "is the machine out of memory?"
+                            f"the embedding model's process ended ({ended}) for good"
                         ) from None
+                    if attempt == 2:
+                        rest = self.restarts.failed()
+                        log.warning(
+                            "the embedding model's process ended again (%s); none is "
+                            "started for %.0f s",
+                            ended,
+                            rest,
+                        )
+                        oom = " (is the machine out of memory?)" if "SIGKILL" in str(ended) else ""
+                        raise ModelAway(
+                            f"the embedding model's process ended ({ended}), and again once "
+                            f"started again; it is started again in {rest:.0f} s{oom}"
+                        ) from None
+                    self.restarts.restarted(str(ended))
                     log.warning(
                         "the embedding model's process ended (%s); starting it again", ended
                     )
+                else:
+                    self.restarts.answered()
+                    return out
         raise AssertionError("unreachable")
+
+    def kill(self) -> None:
+        """Kill the child now, without waiting for a call in flight (its lock), one
+        starting too: the daemon's exit when a batch could not finish (a stopped child
+        would outlive it)."""
+        for proc in list(self._spawned):
+            if proc.poll() is None:
+                with contextlib.suppress(OSError):
+                    proc.kill()
 
     def close(self) -> None:
         """End the child; the next ``run`` starts another."""
@@ -126,6 +161,7 @@ class ChildRun:
             return self._held[0]
         for attempt in (1, 2):
             proc = _spawn()
+            self._spawned.add(proc)
             try:
                 dim = _hello(proc, self._start_line)
                 if self.dim and dim != self.dim:  # one started again answers as the first
@@ -163,7 +199,7 @@ def _spawn() -> subprocess.Popen[bytes]:
     when no process can be started."""
     env = {**os.environ, **CHILD_ENV, "ORT_DISABLE_TELEMETRY": "1"}
     try:
-        return subprocess.Popen(
+        proc = subprocess.Popen(
             [sys.executable, "-P", "-c", _BOOT, str(Path(__file__).resolve().parents[1])],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -172,6 +208,9 @@ def _spawn() -> subprocess.Popen[bytes]:
         )
     except (OSError, ValueError, TypeError) as exc:  # no interpreter, a limit reached
         raise _Ended(f"it cannot be started: {exc}", lasting=True) from None
+    assert proc.stdin is not None
+    os.set_blocking(proc.stdin.fileno(), False)  # our end: _send waits in select
+    return proc
 
 
 # The child's first lines: this memvault, by its folder (argv[1]), whatever sys.path holds.
@@ -207,9 +246,9 @@ def _hello(proc: subprocess.Popen[bytes], start_line: str) -> int:
     child says it cannot load the model; _Ended when it ends or is silent first. Lines
     before its answer are passed over (whatever wrote to stdout as Python started: a
     site's customisation, say); the child starts its answer on a line of its own."""
-    _send(proc, start_line.encode() + b"\n")
+    deadline = Deadline(proc.pid, START_TIMEOUT, "loading the model")
+    _send(proc, start_line.encode() + b"\n", deadline)
     seen = b""
-    deadline = time.monotonic() + START_TIMEOUT
     while True:
         while b"\n" not in seen:
             seen += _read(proc, 65536, deadline, some=True)
@@ -226,48 +265,62 @@ def _hello(proc: subprocess.Popen[bytes], start_line: str) -> int:
             log.debug("the model's process wrote %r", line[:200])
 
 
-def _ask(proc: subprocess.Popen[bytes], request: bytes, rows: int, dim: int) -> np.ndarray:
+def _ask(
+    proc: subprocess.Popen[bytes], request: bytes, rows: int, width: int, dim: int
+) -> np.ndarray:
     """One batch's rows; ModelError when onnxruntime refused it, _Ended when the child
-    ended, was silent past REPLY_TIMEOUT or answered out of step."""
-    _send(proc, request)
-    deadline = time.monotonic() + REPLY_TIMEOUT
-    got, width = REPLY.unpack(_read(proc, REPLY.size, deadline))
-    if got == FAILED and width < 65536:
-        raise ModelError(_read(proc, width, deadline).decode("utf-8", "replace"))
-    if (got, width) != (rows, dim):
-        raise _Ended(f"it answered {got} x {width} for {rows} x {dim}")
+    ended, was stopped or silent past its time (``child_watch.Deadline``: the request's
+    write too) or answered out of step."""
+    what = f"{rows} x {width} word pieces"
+    deadline = Deadline(proc.pid, reply_seconds(rows, width), what)
+    _send(proc, request, deadline)
+    got, size = REPLY.unpack(_read(proc, REPLY.size, deadline))
+    if got == FAILED and size < 65536:
+        raise ModelError(_read(proc, size, deadline).decode("utf-8", "replace"))
+    if (got, size) != (rows, dim):
+        raise _Ended(f"it answered {got} x {size} for {rows} x {dim}")
     body = _read(proc, rows * dim * 4, deadline)
     return np.frombuffer(body, dtype=np.float32).reshape(rows, dim).copy()
 
 
-def _send(proc: subprocess.Popen[bytes], data: bytes) -> None:
+def _send(proc: subprocess.Popen[bytes], data: bytes, deadline: Deadline) -> None:
+    """Write ``data`` to the child as its pipe takes it (its end is non-blocking:
+    ``_spawn``), never past ``deadline``: a request larger than the pipe blocked for
+    good in a write to a stopped child. _Ended (the child killed) when it passes."""
     assert proc.stdin is not None
     view = memoryview(data)
     try:
+        fd = proc.stdin.fileno()
         while view:
-            view = view[os.write(proc.stdin.fileno(), view) :]
+            if select.select([], [fd], [], deadline.next_wait())[1]:
+                with contextlib.suppress(BlockingIOError):
+                    view = view[os.write(fd, view) :]
+            elif why := deadline.passed():
+                proc.kill()
+                raise _Ended(why)
     except (OSError, ValueError):  # its end closed (it died), or ours (closed meanwhile)
         raise _ended(proc) from None
 
 
 def _read(
-    proc: subprocess.Popen[bytes], size: int, deadline: float, *, some: bool = False
+    proc: subprocess.Popen[bytes], size: int, deadline: Deadline, *, some: bool = False
 ) -> bytes:
     """``size`` bytes from the child (``some``: whatever has come, at most ``size``);
-    _Ended at its end, or when nothing came by ``deadline`` (it is killed then)."""
+    _Ended at its end, or when ``deadline`` passes first (it is killed then)."""
     assert proc.stdout is not None
     out = bytearray()
     while len(out) < size:
-        left = deadline - time.monotonic()
         try:
             fd = proc.stdout.fileno()
-            ready = left > 0 and select.select([fd], [], [], left)[0]
+            ready = select.select([fd], [], [], deadline.next_wait())[0]
             chunk = os.read(fd, size - len(out)) if ready else None
         except (OSError, ValueError):  # closed meanwhile (the child let go)
             raise _Ended("its pipe closed") from None
         if chunk is None:
-            proc.kill()
-            raise _Ended("silent past its time, killed")
+            if why := deadline.passed():
+                proc.kill()
+                raise _Ended(why)
+            continue
         if not chunk:
             raise _ended(proc)
         out += chunk
@@ -297,6 +350,8 @@ def _end(proc: subprocess.Popen[bytes]) -> None:
     if proc.stdin is not None:
         with contextlib.suppress(OSError):
             proc.stdin.close()
+    if stopped(proc.pid):  # it would read the end only once continued
+        proc.kill()
     try:
         proc.wait(timeout=5)
     except subprocess.TimeoutExpired:

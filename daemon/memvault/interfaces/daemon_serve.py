@@ -79,7 +79,11 @@ def announce(daemon: Daemon) -> None:
 
 def finish(daemon: Daemon, code: int) -> NoReturn:
     """Everything is saved and closed (or, past the deadline, as safe as a kill -9): start
-    again when ``.memvault/`` was deleted under the daemon, else exit ``code``."""
+    again when ``.memvault/`` was deleted under the daemon, else exit ``code``. The
+    model's process of a vault left open (its lane's step unfinished) is killed first:
+    stopped (SIGSTOP, a debugger), it outlived the daemon, or its next self."""
+    if not daemon.vault.closed:
+        daemon.vault.engine.embedding.kill_process()
     if daemon.restart:
         from memvault.service.daemon import start_afresh
 

@@ -18,7 +18,10 @@ So the server:
   answer rather than a reset; and caps idle keep-alive time;
 - accepts at most ``BACKLOG`` connections per wake-up (asyncio accepts that many
   before any is handled), so a burst cannot use up the files before the cap acts;
-- raises the process's soft limit on open files to its hard limit at start.
+- raises the process's soft limit on open files to its hard limit at start;
+- answers a request whose client shut its sending side after it (``SHUT_WR``, as
+  some proxies and HTTP/1.0 clients do; RFC 9112 9.6), then closes: asyncio closed
+  such a connection at once, and an answer made in a worker thread was never sent.
 
 uvicorn's main loop is also made quiet: it ticks once a second instead of ten
 times, and is woken at once to stop.
@@ -114,6 +117,10 @@ def guarded(base: type[asyncio.Protocol], cap: int, header_seconds: float) -> ty
         def on_response_complete(self) -> None:
             super().on_response_complete()
             self._since = time.monotonic()
+            if self._half_closed and not self._in_request():  # (a pipelined one: answered)
+                self._disarm()
+                self.transport.close()  # nothing more can come: the answer flushed, then closed
+                return
             self._arm()  # the next request's headers have the same deadline
 
         def connection_lost(self, exc: Exception | None) -> None:
@@ -169,10 +176,26 @@ def guarded(base: type[asyncio.Protocol], cap: int, header_seconds: float) -> ty
                 self.flow.resume_reading()  # (a pipelined request paused reading)
             return True
 
+        _half_closed = False
+
         def eof_received(self) -> bool | None:
             if self._refused:
                 self.transport.close()  # the client is done sending: no reset to fear
+            elif self._unanswered() and self.conn.their_state in (h11.DONE, h11.MUST_CLOSE):
+                # Sent its request, then shut its side (SHUT_WR: some proxies, HTTP/1.0
+                # clients): RFC 9112 9.6 has it answered. asyncio closes a transport
+                # whose protocol does not keep it open, and the answer of a request
+                # still running (any endpoint in a worker thread) was never sent.
+                self._half_closed = True
+                return True  # the rest is written; closed once answered
+            # (idle, or a head or body cut short: it can never be complete, closed now;
+            # an answer under way, a stream (/events): its client gone as likely as
+            # half-closed, it ends now, not at its next keep-alive's failed write)
             return super().eof_received()
+
+        def _unanswered(self) -> bool:
+            """A request in flight whose answer has not begun."""
+            return self._in_request() and not self.cycle.response_started
 
         def _make_room(self) -> None:
             """Past the cap: close the oldest connection with no request in flight

@@ -106,6 +106,8 @@ class VectorLane:
             "embedded": self.embedded,
             "last_error": self.last_error,
             "model_loaded": self.vault.engine.embedding.loaded,
+            # its process's restarts (a child stopped, silent or killed: child_watch.py)
+            "model_process": self.vault.engine.embedding.process_info(),
         }
 
     # -- the thread ---------------------------------------------------------------------

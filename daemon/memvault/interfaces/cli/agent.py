@@ -172,6 +172,12 @@ def print_hits(hits: Sequence[Hit]) -> None:
             out.print(f"    ({COPY_SAYS[h.this_copy]})", markup=False, emoji=False)
         if h.copies:  # the same text in other places, kept off the page (core/copies)
             out.print(f"    {copies_line(h)}", markup=False, emoji=False)
+    if pending := sum(h.pending for h in hits):  # (every hit while the model is away)
+        err.print(
+            f"{pending} of {len(hits)} hits found by keywords alone (their vectors still "
+            "pending, or the model's process away for the moment: `memvault status`)",
+            markup=False,
+        )
 
 
 def copies_line(hit: Hit) -> str:

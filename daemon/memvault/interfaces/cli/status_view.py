@@ -322,6 +322,25 @@ def render_status(console: Console, data: dict[str, Any]) -> None:
         lane = daemon.get("vectors") or {}
         if lane.get("last_error"):
             console.print(f"  vectors failing, retrying: {lane['last_error']}")
+        if said := model_process_line(lane.get("model_process")):
+            console.print(f"  {escape(said)}")
+
+
+def model_process_line(process: dict[str, Any] | None) -> str | None:
+    """The model's process started again by the daemon (stopped, silent, killed), or
+    resting after failing twice: a line for status; None when it never was."""
+    if not process or not (process.get("restarts") or process.get("resting_seconds")):
+        return None
+    n = process["restarts"]
+    line = f"the model's process was started again {'once' if n == 1 else f'{n} times'}"
+    if process.get("last_restart"):
+        line += f", last {_ago(process['last_restart_seconds_ago'])}: {process['last_restart']}"
+    if process.get("resting_seconds"):
+        line += (
+            f"; it failed twice in a row, started again in {process['resting_seconds']:.0f} s "
+            "(searches answer by keywords meanwhile)"
+        )
+    return line
 
 
 def render_away(console: Console, data: dict[str, Any]) -> None:
