@@ -144,8 +144,13 @@ class _Turn:
 
     def freshen(self, vault: Vault, mode: Mode) -> None:
         """``vault.freshen(mode)``: only the paths its watcher saw change, when the
-        watcher vouches for them (service/door_watch.py), else everything."""
+        watcher vouches for them (service/door_watch.py), else everything. A peek too
+        (the memory tool's view: a note saved in Obsidian listed as a fresh vault lists
+        it) while a watcher is held (without one: the index as it is, not a full sync
+        at each view)."""
         watch = self.watch[1] if self.watch is not None and self.watch[0] is vault else None
+        if mode == "peek" and watch is not None and watch.started:
+            mode = "read"  # (the vault kept has the lock: a peek waits for no one here)
         if watch is None or mode not in ("read", "query"):
             vault.freshen(mode)
             return
