@@ -36,7 +36,11 @@ it is no vault or its settings do not load now); one whose call failed other tha
 refusing the request (``REFUSALS``) is let go too.
 
 The first write or ``"peek"`` opened here syncs the structure lane once, so listings
-and MEMORY.md are true to the files (a read or query syncs at each open). A ``"peek"``
+and MEMORY.md are true to the files (a read or query syncs at each open). A peek on the
+vault kept is freshened as a read while a watcher is held on it (the paths it saw
+change; everything when it cannot vouch), so the memory tool's ``view`` lists a note
+saved in Obsidian as a fresh vault would; with no watcher it reads the index as it is
+(not a full sync at each view). A ``"peek"``
 (the memory tool's ``view``, MCP's ``memory_status``) never waits for another process's
 lock, nor for another tool's turn in this process: it reads the index as it is (one
 this user cannot write too: its writer's open is refused, ``StorageError``).

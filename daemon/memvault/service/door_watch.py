@@ -1,6 +1,7 @@
 """What changed under a vault kept open between an adapter's calls (memvault/door.py).
 
-A kept vault answers each ``"read"`` or ``"query"`` as a vault opened for the call would:
+A kept vault answers each ``"read"`` or ``"query"`` (and ``"peek"``, while watched: door.py)
+as a vault opened for the call would:
 its structure synced first. Without a watcher that is a full sync (every note stat'ed,
 the manifest compared: ~1 s of CPU a call at 100,000 notes). ``DoorWatch`` holds the
 daemon's observer (``observers.Observers``: native events, its handler, its queue's
