@@ -64,7 +64,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memvault.api import Vault
-from memvault.backends import Mode
+from memvault.backends import Mode, never_indexed
 from memvault.config import VaultConfig
 from memvault.errors import (
     BadRequest,
@@ -337,6 +337,42 @@ class VaultDoor:
             self._synced = True  # here: a daemon's open is no sync of this process's
         return opened
 
+    def _open_watched(self, turn: _Turn, mode: Mode) -> Vault | None:
+        """A read or query's vault opened here, the lock free at once, watched from
+        before its sync: that sync is the full one the watcher vouches from, so the
+        next call syncs only what changed since (not every note again). None, and the
+        read's own open is the one (``_open``: it waits for a holder that lets go, or
+        reads the index as it is), for anything else: another holder, a daemon, a team's
+        index, an index this process cannot write."""
+        assert self._path is not None
+        if mode not in ("read", "query") or "mode" in self._options:
+            return None
+        options: dict[str, Any] = {"on_wait": log.debug, **self._options}
+        try:
+            config = VaultConfig.load(self._path, options.get("env"), options.get("overrides"))
+        except MemvaultError:  # (the read's own open says why)
+            return None
+        # a team's index (its writer's lock is PostgreSQL's), or none made: a read makes none
+        if never_indexed(config):
+            return None
+        try:  # (a write's open does not sync: the watcher first)
+            opened = Vault.open(
+                self._path, mode="write", **{**options, "wait": 0.0, "lets_go": True}
+            )
+        except MemvaultError:  # (the read's own open says it again, if it is its error)
+            return None
+        if not opened.writes_here:  # through a daemon
+            opened.close()
+            return None
+        turn._watch(opened)
+        try:
+            turn.freshen(opened, mode)  # everything (nothing vouched yet), its watcher vouching
+        except BaseException:
+            turn.close(opened)
+            raise
+        self._synced = True
+        return opened
+
     def _kept(self, turn: _Turn, mode: Mode) -> tuple[Vault, int] | None:
         """This door's vault kept in ``turn`` and when it was opened, ready for a
         ``mode`` call; None when there is none, or it was let go (another process asked
@@ -384,7 +420,7 @@ class VaultDoor:
                     vault, opened = kept
                 else:
                     turn.let_go()  # another tool's, in this process
-                    vault = self._open(mode)
+                    vault = self._open_watched(turn, mode) or self._open(mode)
                     # once it has the lock: this process's own touches of lock.wanted
                     # while it waited are no one else's (those waiting touch it again)
                     opened = time.time_ns()
