@@ -23,8 +23,9 @@ pending chunks). While a vault is kept, a watcher is held on it (service/door_wa
 the daemon's native observer): a call syncs only the paths it saw change since the last
 call (the renames as the daemon passes them), after a barrier through the event stream
 that makes every change before the call count; everything (each note stat'ed, ~1 s of
-CPU at 100,000 notes) only when the watcher cannot vouch: the first kept call, every
-daemon.reconcile_seconds, no native events (inotify's limits, a network mount), an
+CPU at 100,000 notes) only when the watcher cannot vouch: the first kept call (but
+after a read or query's open, ``_open_watched``: the watcher started before the open's
+sync, which it vouches from), every daemon.reconcile_seconds, no native events (inotify's limits, a network mount), an
 overflow, a folder arrived, its observer died, its barrier late. It is stopped as the
 vault is let go (its threads and inotify descriptor with it; a forked child neither uses
 nor stops the parent's). A kept vault whose folder was moved, renamed or deleted, or
