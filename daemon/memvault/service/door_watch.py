@@ -19,8 +19,9 @@ cookie has been queued by then.
 
 It cannot vouch, and the call syncs everything as before (``changes`` returns None),
 when: no full sync has run since the observer started (the first call after the vault
-was opened here, but where door.py started the observer before the open's sync) or for ``daemon.reconcile_seconds`` (the daemon's periodic reconcile:
-an event lost whatever the cause is found within it), the observer could not start
+was opened here, but where door.py started the observer before the open's sync) or for
+``daemon.reconcile_seconds`` (the daemon's periodic reconcile: an event lost whatever
+the cause is found within it), the observer could not start
 (inotify's limits, no native events: a network mount, where it is not started; a
 ``.memvault/`` that is a symlink out of the watched tree, where no cookie's event would
 come), died, or the cookie could not be made or did not come back within
