@@ -91,3 +91,36 @@ def test_a_read_of_a_vault_never_indexed_makes_no_index(tmp_path: Path) -> None:
     finally:
         d.close()
     assert not (root / ".memvault" / "index.db").exists()
+
+
+def test_cookies_left_by_dead_processes_are_swept_as_a_watcher_starts(vault: Path) -> None:
+    """A server killed in its barrier leaves its cookie (``door-cookie-<pid>-<n>``) in
+    ``.memvault/``; they were never removed, one more each such kill. A watcher starting
+    removes those of processes no longer alive, and no living one's."""
+    state = vault / ".memvault"
+    with subprocess.Popen([sys.executable, "-c", "pass"]) as gone:
+        gone.wait(10)
+    with subprocess.Popen(
+        [sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE
+    ) as alive:
+        try:
+            names = [
+                f"door-cookie-{gone.pid}-0",
+                f"door-cookie-{gone.pid}-7",
+                f"door-cookie-{alive.pid}-2",
+                "door-cookie-notapid",
+            ]
+            for name in names:
+                (state / name).write_bytes(b"")
+            d = VaultDoor(vault, {"embedder": HashEmbedder()})
+            try:
+                d.run(lambda v: v.search("alpha"), "query")
+                assert watch_of(vault).started
+                left = sorted(p.name for p in state.iterdir() if p.name.startswith("door-cookie-"))
+                assert left == sorted([f"door-cookie-{alive.pid}-2", "door-cookie-notapid"])
+            finally:
+                d.close()
+        finally:
+            assert alive.stdin is not None
+            alive.stdin.close()
+            alive.wait(10)

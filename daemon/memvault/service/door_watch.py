@@ -15,7 +15,8 @@ puts a barrier through the event stream (watchman's "cookie"): it creates a file
 name of its own in ``.memvault/`` (watched with the rest) and waits until the observer's
 thread has handled that file's event. inotify gives one instance's events in the order
 they happened and watchdog hands them on in that order, so every change before the
-cookie has been queued by then.
+cookie has been queued by then. A cookie left by a process killed in its barrier is
+removed as a watcher starts (``_sweep``: its pid no longer alive).
 
 It cannot vouch, and the call syncs everything as before (``changes`` returns None),
 when: no full sync has run since the observer started (the first call after the vault
@@ -96,6 +97,7 @@ class DoorWatch:
             # follow symlinks), so no cookie's event would ever come: each call 2 s late
             log.debug("door: %s's .memvault/ is not in its folder: no watcher", self.root)
             return False
+        _sweep(os.path.dirname(self._prefix))  # (before the observer: no events of it)
         try:
             self.observers.start()
         except Exception as exc:  # (a thread that cannot start: RuntimeError) never the call's
@@ -227,6 +229,29 @@ class DoorWatch:
             self._wanted = ""
             with contextlib.suppress(OSError):
                 os.unlink(name)
+
+
+def _sweep(state: str) -> None:
+    """Remove the cookies in ``state`` of processes no longer alive (a server killed in
+    its barrier leaves its own: one more file each such kill). A living process's is
+    kept, and any name that is no cookie of this form."""
+    try:
+        names = os.listdir(state)
+    except OSError:
+        return
+    for name in names:
+        pid, _, n = name[len(COOKIE) :].partition("-")
+        if not (name.startswith(COOKIE) and pid.isdigit() and n.isdigit()):
+            continue
+        try:
+            os.kill(int(pid), 0)
+            continue  # alive (or another user's: PermissionError below)
+        except ProcessLookupError:
+            pass
+        except (PermissionError, OverflowError, ValueError):
+            continue
+        with contextlib.suppress(OSError):
+            os.unlink(os.path.join(state, name))
 
 
 __all__ = ["BARRIER_SECONDS", "DoorWatch"]
