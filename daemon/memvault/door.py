@@ -24,8 +24,9 @@ the daemon's native observer): a call syncs only the paths it saw change since t
 call (the renames as the daemon passes them), after a barrier through the event stream
 that makes every change before the call count; everything (each note stat'ed, ~1 s of
 CPU at 100,000 notes) only when the watcher cannot vouch: the first kept call (but
-after a read or query's open, ``_open_watched``: the watcher started before the open's
-sync, which it vouches from), every daemon.reconcile_seconds, no native events (inotify's limits, a network mount), an
+not after an open that synced here: the watcher started before the open's sync, which
+it vouches from; a read or query's ``_open_watched``, a peek or write's ``_open``),
+every daemon.reconcile_seconds, no native events (inotify's limits, a network mount), an
 overflow, a folder arrived, its observer died, its barrier late. It is stopped as the
 vault is let go (its threads and inotify descriptor with it; a forked child neither uses
 nor stops the parent's). A kept vault whose folder was moved, renamed or deleted, or
@@ -36,8 +37,10 @@ opens the folder again, synced first (``VaultNotFound`` or ``ConfigError``, said
 it is no vault or its settings do not load now); one whose call failed other than by
 refusing the request (``REFUSALS``) is let go too.
 
-The first write or ``"peek"`` opened here syncs the structure lane once, so listings
-and MEMORY.md are true to the files (a read or query syncs at each open). A peek on the
+The first write opened here syncs the structure lane once, and a ``"peek"`` at each
+open here, so listings and MEMORY.md are true to the files (a read or query syncs at
+each open: a view in the agent's next turn, after the vault was let go, lists a note
+saved meanwhile). A peek on the
 vault kept is freshened as a read while a watcher is held on it (the paths it saw
 change; everything when it cannot vouch), so the memory tool's ``view`` lists a note
 saved in Obsidian as a fresh vault would; with no watcher it reads the index as it is
@@ -306,11 +309,14 @@ class VaultDoor:
                     self._held = self._open("write", lets_go=False)  # held until close
             return self._held
 
-    def _open(self, mode: Mode, lets_go: bool = True) -> Vault:
+    def _open(self, mode: Mode, lets_go: bool = True, turn: _Turn | None = None) -> Vault:
         """The vault for a ``mode`` call: here with the writer lock (synced), or through
         the daemon; a read, query or peek while another process holds the lock: the
         index read as it is. ``lets_go``: kept only until another process asks for the
-        lock (a read elsewhere waits for it, ``Vault.open``'s ``lets_go``)."""
+        lock (a read elsewhere waits for it, ``Vault.open``'s ``lets_go``). ``turn``: the
+        vault is for keeping there, watched from before the sync a peek or write opened
+        here runs (a peek's at each open, as a read's: a view after the vault was let go
+        lists what was saved meanwhile), so the call after it syncs only what changed."""
         assert self._path is not None
         # waiting for another agent's turn is how the door works, not news for the
         # application's stderr (the lock's warning without it)
@@ -329,11 +335,18 @@ class VaultDoor:
                 raise
             return Vault.open(self._path, **{**self._options, "mode": "peek"})
         if opened.writes_here:
-            if opening not in ("read", "query") and not self._synced:
+            ours = opening not in ("read", "query")  # (a read's open synced already)
+            if ours and turn is not None:
+                turn._watch(opened)
+            if ours and (not self._synced or (mode == "peek" and turn is not None)):
                 try:
-                    opened.sync(vectors=False)
+                    if turn is not None:
+                        turn.freshen(opened, "read")  # everything, its watcher vouching
+                    else:
+                        opened.sync(vectors=False)
                 except BaseException:
-                    opened.close()  # its writer lock is let go (the next call tries again)
+                    # its writer lock is let go (the next call tries again), its watcher
+                    (turn.close if turn is not None else Vault.close)(opened)
                     raise
             self._synced = True  # here: a daemon's open is no sync of this process's
         return opened
@@ -421,7 +434,7 @@ class VaultDoor:
                     vault, opened = kept
                 else:
                     turn.let_go()  # another tool's, in this process
-                    vault = self._open_watched(turn, mode) or self._open(mode)
+                    vault = self._open_watched(turn, mode) or self._open(mode, turn=turn)
                     # once it has the lock: this process's own touches of lock.wanted
                     # while it waited are no one else's (those waiting touch it again)
                     opened = time.time_ns()
