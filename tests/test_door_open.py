@@ -124,3 +124,37 @@ def test_cookies_left_by_dead_processes_are_swept_as_a_watcher_starts(vault: Pat
             assert alive.stdin is not None
             alive.stdin.close()
             alive.wait(10)
+
+
+def test_memory_md_a_merge_held_is_brought_up_by_the_next_kept_call_once_git_is_done(
+    vault: Path,
+) -> None:
+    """A note saved while git is mid merge: the kept call's sync indexes it and writes
+    nothing of git's tree (MEMORY.md waits); the merge done, the next call brings MEMORY.md
+    up, as the daemon's catch-up does (before: nothing changed since, so that call synced
+    nothing and MEMORY.md went without the note until a full sync, 5 minutes of use or
+    the vault let go), for a view as for a search."""
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=vault, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=vault, check=True)
+    subprocess.run([*git, "commit", "-qm", "notes"], cwd=vault, check=True)
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=vault, check=True, capture_output=True, text=True
+    ).stdout
+    d = VaultDoor(vault, {"embedder": HashEmbedder()})
+    try:
+        d.run(lambda v: v.search("alpha"), "query")  # opened: watched, synced, kept
+        watch = watch_of(vault)
+        memory = (vault / "MEMORY.md").read_bytes()
+        (vault / ".git" / "MERGE_HEAD").write_text(head, encoding="utf-8")
+        write(vault, "people/quillon.md", note("Quillon Marsh", body="Quillon keeps zanzibar."))
+        hits = d.run(lambda v: [h.path for h in v.search("zanzibar")], "query")
+        assert hits[0] == "people/quillon.md"
+        assert (vault / "MEMORY.md").read_bytes() == memory  # git's tree: untouched
+        (vault / ".git" / "MERGE_HEAD").unlink()
+        listing = d.run(lambda v: v.memory_tool({"command": "view", "path": "/memories"}), "peek")
+        assert "people/quillon" in (vault / "MEMORY.md").read_text(encoding="utf-8")
+        assert "MEMORY.md" in listing
+        assert watch.synced["everything"] == 1  # the open's only
+    finally:
+        d.close()

@@ -140,6 +140,14 @@ class Linker:
 
     # -- MEMORY.md -----------------------------------------------------------------------------
 
+    def memory_due(self) -> bool:
+        """Whether MEMORY.md is out of line with the index (an update git or its stash
+        held: ``update_memory``) and nothing holds it now: not while git or its stash does,
+        nor while a refused folder note's retry waits. A sync of no paths brings it up
+        (``Applier``): the daemon's catch-up, a kept vault's call (``Backend.freshen``)."""
+        synced = self.store.meta("memory_synced") or self.failures.wait()
+        return not synced and git_busy(self.fs.root) is None and not self.stash.quiet()
+
     def update_memory(
         self,
         moves: dict[str, str],

@@ -531,9 +531,7 @@ class Daemon:
 def memory_due(d: Daemon) -> bool:
     """Whether MEMORY.md is out of line with the index, due at the catch-up's next tick: not
     while git or its stash holds it, a reconcile runs or a refused folder note's retry waits."""
-    linker, store = d.vault.engine.linker, d.vault.engine.store
-    synced = store.meta("memory_synced") or d.watcher.reconciling or linker.failures.wait()
-    return not synced and git_busy(d.vault.root) is None and not linker.stash.quiet()
+    return not d.watcher.reconciling and d.vault.engine.linker.memory_due()
 
 
 def memory_due_now(d: Daemon) -> bool:
