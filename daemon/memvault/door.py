@@ -188,6 +188,20 @@ class _Turn:
         self.armed += 1
         self._arm(self.armed)
 
+    def watched(self, vault: Vault, mode: Mode | None) -> None:
+        """``vault``, just opened here for keeping, watched from now, then freshened for a
+        ``mode`` call (None: not): everything, the full sync its watcher vouches from (the
+        next call syncs only what changed since, not every note again). Failing, it is
+        closed (its writer lock let go: the next call tries again) and its watcher stopped."""
+        self._watch(vault)
+        if mode is None:
+            return
+        try:
+            self.freshen(vault, mode)
+        except BaseException:
+            self.close(vault)
+            raise
+
     def _watch(self, vault: Vault) -> None:
         """Hold a watcher on ``vault`` while it is kept; one that could not start is held
         too, not started (each call syncs all), so that it is not tried again at each
@@ -336,17 +350,14 @@ class VaultDoor:
             return Vault.open(self._path, **{**self._options, "mode": "peek"})
         if opened.writes_here:
             ours = opening not in ("read", "query")  # (a read's open synced already)
+            syncs = ours and (not self._synced or (mode == "peek" and turn is not None))
             if ours and turn is not None:
-                turn._watch(opened)
-            if ours and (not self._synced or (mode == "peek" and turn is not None)):
+                turn.watched(opened, "read" if syncs else None)
+            elif syncs:
                 try:
-                    if turn is not None:
-                        turn.freshen(opened, "read")  # everything, its watcher vouching
-                    else:
-                        opened.sync(vectors=False)
+                    opened.sync(vectors=False)
                 except BaseException:
-                    # its writer lock is let go (the next call tries again), its watcher
-                    (turn.close if turn is not None else Vault.close)(opened)
+                    opened.close()  # its writer lock is let go (the next call tries again)
                     raise
             self._synced = True  # here: a daemon's open is no sync of this process's
         return opened
@@ -378,12 +389,7 @@ class VaultDoor:
         if not opened.writes_here:  # through a daemon
             opened.close()
             return None
-        turn._watch(opened)
-        try:
-            turn.freshen(opened, mode)  # everything (nothing vouched yet), its watcher vouching
-        except BaseException:
-            turn.close(opened)
-            raise
+        turn.watched(opened, mode)
         self._synced = True
         return opened
 
