@@ -221,7 +221,9 @@ class LocalBackend(Backend):
         if self._lock is None or mode not in ("read", "query"):
             return None
         report = None
-        if paths is None or paths or self._engine.linker.memory_due():
+        from memvault.engine.linker import memory_due
+
+        if paths is None or paths or memory_due(self._engine.linker):
             report = self._engine.sync(paths, progress, vectors=False, moves=moves)
         if mode == "query" and 0 < self._engine.pending_vectors()[0] <= QUERY_CATCH_UP:
             self._engine.embed_pending()

@@ -531,7 +531,9 @@ class Daemon:
 def memory_due(d: Daemon) -> bool:
     """Whether MEMORY.md is out of line with the index, due at the catch-up's next tick: not
     while git or its stash holds it, a reconcile runs or a refused folder note's retry waits."""
-    return not d.watcher.reconciling and d.vault.engine.linker.memory_due()
+    from memvault.engine.linker import memory_due as out_of_line
+
+    return not d.watcher.reconciling and out_of_line(d.vault.engine.linker)
 
 
 def memory_due_now(d: Daemon) -> bool:
