@@ -215,11 +215,15 @@ class LocalBackend(Backend):
         chunks embedded (``QUERY_CATCH_UP``): what each open for one does, and each call
         on a vault kept open between calls (memvault/door.py). ``paths``: only these
         changed since the index was last true to the files (a kept vault's watcher says
-        so, ``moves`` the renames among them; ``[]``: none), else everything is synced."""
+        so, ``moves`` the renames among them; ``[]``: none), else everything is synced;
+        none, but MEMORY.md is due (git held it at the last sync, and is done): the sync
+        of no paths that brings it up, as the daemon's catch-up."""
         if self._lock is None or mode not in ("read", "query"):
             return None
         report = None
-        if paths is None or paths:
+        from memvault.engine.linker import memory_due
+
+        if paths is None or paths or memory_due(self._engine.linker):
             report = self._engine.sync(paths, progress, vectors=False, moves=moves)
         if mode == "query" and 0 < self._engine.pending_vectors()[0] <= QUERY_CATCH_UP:
             self._engine.embed_pending()

@@ -23,8 +23,10 @@ pending chunks). While a vault is kept, a watcher is held on it (service/door_wa
 the daemon's native observer): a call syncs only the paths it saw change since the last
 call (the renames as the daemon passes them), after a barrier through the event stream
 that makes every change before the call count; everything (each note stat'ed, ~1 s of
-CPU at 100,000 notes) only when the watcher cannot vouch: the first kept call, every
-daemon.reconcile_seconds, no native events (inotify's limits, a network mount), an
+CPU at 100,000 notes) only when the watcher cannot vouch: the first kept call (but
+not after an open that synced here: the watcher started before the open's sync, which
+it vouches from; a read or query's ``_open_watched``, a peek or write's ``_open``),
+every daemon.reconcile_seconds, no native events (inotify's limits, a network mount), an
 overflow, a folder arrived, its observer died, its barrier late. It is stopped as the
 vault is let go (its threads and inotify descriptor with it; a forked child neither uses
 nor stops the parent's). A kept vault whose folder was moved, renamed or deleted, or
@@ -35,8 +37,14 @@ opens the folder again, synced first (``VaultNotFound`` or ``ConfigError``, said
 it is no vault or its settings do not load now); one whose call failed other than by
 refusing the request (``REFUSALS``) is let go too.
 
-The first write or ``"peek"`` opened here syncs the structure lane once, so listings
-and MEMORY.md are true to the files (a read or query syncs at each open). A ``"peek"``
+The first write opened here syncs the structure lane once, and a ``"peek"`` at each
+open here, so listings and MEMORY.md are true to the files (a read or query syncs at
+each open: a view in the agent's next turn, after the vault was let go, lists a note
+saved meanwhile). A peek on the
+vault kept is freshened as a read while a watcher is held on it (the paths it saw
+change; everything when it cannot vouch), so the memory tool's ``view`` lists a note
+saved in Obsidian as a fresh vault would; with no watcher it reads the index as it is
+(not a full sync at each view). A ``"peek"``
 (the memory tool's ``view``, MCP's ``memory_status``) never waits for another process's
 lock, nor for another tool's turn in this process: it reads the index as it is (one
 this user cannot write too: its writer's open is refused, ``StorageError``).
@@ -60,7 +68,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memvault.api import Vault
-from memvault.backends import Mode
+from memvault.backends import Mode, never_indexed
 from memvault.config import VaultConfig
 from memvault.errors import (
     BadRequest,
@@ -144,8 +152,13 @@ class _Turn:
 
     def freshen(self, vault: Vault, mode: Mode) -> None:
         """``vault.freshen(mode)``: only the paths its watcher saw change, when the
-        watcher vouches for them (service/door_watch.py), else everything."""
+        watcher vouches for them (service/door_watch.py), else everything. A peek too
+        (the memory tool's view: a note saved in Obsidian listed as a fresh vault lists
+        it) while a watcher is held (without one: the index as it is, not a full sync
+        at each view)."""
         watch = self.watch[1] if self.watch is not None and self.watch[0] is vault else None
+        if mode == "peek" and watch is not None and watch.started:
+            mode = "read"  # (the vault kept has the lock: a peek waits for no one here)
         if watch is None or mode not in ("read", "query"):
             vault.freshen(mode)
             return
@@ -174,6 +187,20 @@ class _Turn:
         self._until = time.monotonic() + (LINGER_TEAM if team else LINGER)
         self.armed += 1
         self._arm(self.armed)
+
+    def watched(self, vault: Vault, mode: Mode | None) -> None:
+        """``vault``, just opened here for keeping, watched from now, then freshened for a
+        ``mode`` call (None: not): everything, the full sync its watcher vouches from (the
+        next call syncs only what changed since, not every note again). Failing, it is
+        closed (its writer lock let go: the next call tries again) and its watcher stopped."""
+        self._watch(vault)
+        if mode is None:
+            return
+        try:
+            self.freshen(vault, mode)
+        except BaseException:
+            self.close(vault)
+            raise
 
     def _watch(self, vault: Vault) -> None:
         """Hold a watcher on ``vault`` while it is kept; one that could not start is held
@@ -296,11 +323,14 @@ class VaultDoor:
                     self._held = self._open("write", lets_go=False)  # held until close
             return self._held
 
-    def _open(self, mode: Mode, lets_go: bool = True) -> Vault:
+    def _open(self, mode: Mode, lets_go: bool = True, turn: _Turn | None = None) -> Vault:
         """The vault for a ``mode`` call: here with the writer lock (synced), or through
         the daemon; a read, query or peek while another process holds the lock: the
         index read as it is. ``lets_go``: kept only until another process asks for the
-        lock (a read elsewhere waits for it, ``Vault.open``'s ``lets_go``)."""
+        lock (a read elsewhere waits for it, ``Vault.open``'s ``lets_go``). ``turn``: the
+        vault is for keeping there, watched from before the sync a peek or write opened
+        here runs (a peek's at each open, as a read's: a view after the vault was let go
+        lists what was saved meanwhile), so the call after it syncs only what changed."""
         assert self._path is not None
         # waiting for another agent's turn is how the door works, not news for the
         # application's stderr (the lock's warning without it)
@@ -319,13 +349,48 @@ class VaultDoor:
                 raise
             return Vault.open(self._path, **{**self._options, "mode": "peek"})
         if opened.writes_here:
-            if opening not in ("read", "query") and not self._synced:
+            ours = opening not in ("read", "query")  # (a read's open synced already)
+            syncs = ours and (not self._synced or (mode == "peek" and turn is not None))
+            if ours and turn is not None:
+                turn.watched(opened, "read" if syncs else None)
+            elif syncs:
                 try:
                     opened.sync(vectors=False)
                 except BaseException:
                     opened.close()  # its writer lock is let go (the next call tries again)
                     raise
             self._synced = True  # here: a daemon's open is no sync of this process's
+        return opened
+
+    def _open_watched(self, turn: _Turn, mode: Mode) -> Vault | None:
+        """A read or query's vault opened here, the lock free at once, watched from
+        before its sync: that sync is the full one the watcher vouches from, so the
+        next call syncs only what changed since (not every note again). None, and the
+        read's own open is the one (``_open``: it waits for a holder that lets go, or
+        reads the index as it is), for anything else: another holder, a daemon, a team's
+        index, an index this process cannot write."""
+        assert self._path is not None
+        if mode not in ("read", "query") or "mode" in self._options:
+            return None
+        options: dict[str, Any] = {"on_wait": log.debug, **self._options}
+        try:
+            config = VaultConfig.load(self._path, options.get("env"), options.get("overrides"))
+        except MemvaultError:  # (the read's own open says why)
+            return None
+        # a team's index (its writer's lock is PostgreSQL's), or none made: a read makes none
+        if never_indexed(config):
+            return None
+        try:  # (a write's open does not sync: the watcher first)
+            opened = Vault.open(
+                self._path, mode="write", **{**options, "wait": 0.0, "lets_go": True}
+            )
+        except MemvaultError:  # (the read's own open says it again, if it is its error)
+            return None
+        if not opened.writes_here:  # through a daemon
+            opened.close()
+            return None
+        turn.watched(opened, mode)
+        self._synced = True
         return opened
 
     def _kept(self, turn: _Turn, mode: Mode) -> tuple[Vault, int] | None:
@@ -375,7 +440,7 @@ class VaultDoor:
                     vault, opened = kept
                 else:
                     turn.let_go()  # another tool's, in this process
-                    vault = self._open(mode)
+                    vault = self._open_watched(turn, mode) or self._open(mode, turn=turn)
                     # once it has the lock: this process's own touches of lock.wanted
                     # while it waited are no one else's (those waiting touch it again)
                     opened = time.time_ns()

@@ -554,3 +554,12 @@ def _relink_in_style(
         return short.text
     by_path = [any("/" in link.target for link in find_links(line)) for line in old]
     return "\n".join(y if path else x for x, y, path in zip(a, b, by_path, strict=True))
+
+
+def memory_due(linker: Linker) -> bool:
+    """Whether MEMORY.md is out of line with the index (an update git or its stash held:
+    ``Linker.update_memory``) and nothing holds it now: not while git or its stash does,
+    nor while a refused folder note's retry waits. A sync of no paths brings it up
+    (``Applier``): the daemon's catch-up, a kept vault's call (``Backend.freshen``)."""
+    synced = linker.store.meta("memory_synced") or linker.failures.wait()
+    return not synced and git_busy(linker.fs.root) is None and not linker.stash.quiet()

@@ -531,9 +531,9 @@ class Daemon:
 def memory_due(d: Daemon) -> bool:
     """Whether MEMORY.md is out of line with the index, due at the catch-up's next tick: not
     while git or its stash holds it, a reconcile runs or a refused folder note's retry waits."""
-    linker, store = d.vault.engine.linker, d.vault.engine.store
-    synced = store.meta("memory_synced") or d.watcher.reconciling or linker.failures.wait()
-    return not synced and git_busy(d.vault.root) is None and not linker.stash.quiet()
+    from memvault.engine.linker import memory_due as out_of_line
+
+    return not d.watcher.reconciling and out_of_line(d.vault.engine.linker)
 
 
 def memory_due_now(d: Daemon) -> bool:

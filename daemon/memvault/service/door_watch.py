@@ -1,6 +1,7 @@
 """What changed under a vault kept open between an adapter's calls (memvault/door.py).
 
-A kept vault answers each ``"read"`` or ``"query"`` as a vault opened for the call would:
+A kept vault answers each ``"read"`` or ``"query"`` (and ``"peek"``, while watched: door.py)
+as a vault opened for the call would:
 its structure synced first. Without a watcher that is a full sync (every note stat'ed,
 the manifest compared: ~1 s of CPU a call at 100,000 notes). ``DoorWatch`` holds the
 daemon's observer (``observers.Observers``: native events, its handler, its queue's
@@ -14,12 +15,14 @@ puts a barrier through the event stream (watchman's "cookie"): it creates a file
 name of its own in ``.memvault/`` (watched with the rest) and waits until the observer's
 thread has handled that file's event. inotify gives one instance's events in the order
 they happened and watchdog hands them on in that order, so every change before the
-cookie has been queued by then.
+cookie has been queued by then. A cookie left by a process killed in its barrier is
+removed as a watcher starts (``_sweep``: its pid no longer alive).
 
 It cannot vouch, and the call syncs everything as before (``changes`` returns None),
 when: no full sync has run since the observer started (the first call after the vault
-was opened here) or for ``daemon.reconcile_seconds`` (the daemon's periodic reconcile:
-an event lost whatever the cause is found within it), the observer could not start
+was opened here, but where door.py started the observer before the open's sync) or for
+``daemon.reconcile_seconds`` (the daemon's periodic reconcile: an event lost whatever
+the cause is found within it), the observer could not start
 (inotify's limits, no native events: a network mount, where it is not started; a
 ``.memvault/`` that is a symlink out of the watched tree, where no cookie's event would
 come), died, or the cookie could not be made or did not come back within
@@ -94,6 +97,7 @@ class DoorWatch:
             # follow symlinks), so no cookie's event would ever come: each call 2 s late
             log.debug("door: %s's .memvault/ is not in its folder: no watcher", self.root)
             return False
+        _sweep(os.path.dirname(self._prefix))  # (before the observer: no events of it)
         try:
             self.observers.start()
         except Exception as exc:  # (a thread that cannot start: RuntimeError) never the call's
@@ -225,6 +229,29 @@ class DoorWatch:
             self._wanted = ""
             with contextlib.suppress(OSError):
                 os.unlink(name)
+
+
+def _sweep(state: str) -> None:
+    """Remove the cookies in ``state`` of processes no longer alive (a server killed in
+    its barrier leaves its own: one more file each such kill). A living process's is
+    kept, and any name that is no cookie of this form."""
+    try:
+        names = os.listdir(state)
+    except OSError:
+        return
+    for name in names:
+        pid, _, n = name[len(COOKIE) :].partition("-")
+        if not (name.startswith(COOKIE) and pid.isdigit() and n.isdigit()):
+            continue
+        try:
+            os.kill(int(pid), 0)
+            continue  # alive (or another user's: PermissionError below)
+        except ProcessLookupError:
+            pass
+        except (PermissionError, OverflowError, ValueError):
+            continue
+        with contextlib.suppress(OSError):
+            os.unlink(os.path.join(state, name))
 
 
 __all__ = ["BARRIER_SECONDS", "DoorWatch"]
