@@ -1,0 +1,155 @@
+"""A rename (or a delete) of one note with a few backlinks, with no daemon: CPU of its link
+part and of the whole sync, two codes alternated on their own copies of an indexed vault
+(issue 27, branch relink60).
+
+    python bench/relink_lookup_bench.py --runs 5 --op rename --note decisions/n000010.md \\
+        --code main=/tmp/relink60-main/daemon:/tmp/relink60-v100k-main \\
+        --code branch=/work/wt-relink60/daemon:/tmp/relink60-v100k
+
+Each code gets its own copy (an index a newer code upgraded is refused by an older one).
+Each run is a fresh process (`python -c`, the hash embedder) that opens the vault for a
+write, renames the note on disk (``--op rename``: to ``<name>-moved.md``, and back the
+next run) or deletes it (``--op delete``: written back, and synced, before the next run,
+untimed), then syncs that change as a watcher reports it (``Vault.sync(paths, moves=)``,
+what the memory tool and the daemon's watcher do). "links": the CPU inside the link maps
+(``LinkIndex`` built and asked, ``Catalogue.link_index*``, ``StoredLinks``,
+``KeyedLinks``), counted once when nested; "sync": the CPU of the sync; "process": the
+child's user+sys CPU (imports included). Medians per code; the first run of each code
+(an index upgrade, the file cache warmed) is timed apart. ``--profile FILE``: the
+branch's... any code's last run under cProfile, written to FILE.<name>.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+CHILD = r"""
+import json, os, sys, time
+from pathlib import Path
+from memvault.api import Vault
+from memvault.core import wikilinks
+from memvault.engine import catalogue
+spent = [0.0]
+depth = [0]
+def timed(fn):
+    def wrapper(*a, **kw):
+        depth[0] += 1
+        t = time.process_time() if depth[0] == 1 else None
+        try:
+            return fn(*a, **kw)
+        finally:
+            depth[0] -= 1
+            if t is not None:
+                spent[0] += time.process_time() - t
+    return wrapper
+targets = [(wikilinks.LinkIndex, n) for n in
+           ("__init__", "resolve", "__contains__", "with_files", "name_matches", "link_text")]
+targets += [(catalogue.Catalogue, n) for n in
+            ("link_index", "link_index_with", "link_lookup", "link_index_before")]
+try:
+    from memvault.engine import stored_links
+    targets += [(stored_links.StoredLinks, n) for n in
+                ("__init__", "resolve", "__contains__", "aliases_of", "index_for")]
+except ImportError:
+    pass
+try:
+    from memvault.engine import relink_links
+    targets += [(relink_links, n) for n in ("before_moves", "after_moves")]
+    targets += [(relink_links.KeyedLinks, n) for n in
+                ("resolve", "__contains__", "name_matches", "with_files")]
+except ImportError:
+    pass
+for owner, name in targets:
+    if hasattr(owner, name):
+        setattr(owner, name, timed(getattr(owner, name)))
+root, note, op, prof = Path(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+moved = note[:-3] + "-moved.md"
+v = Vault.open(root, mode="write")
+if op == "rename":
+    old, new = (note, moved) if (root / note).exists() else (moved, note)
+    os.rename(root / old, root / new)
+    paths, moves = [old, new], [(old, new)]
+else:
+    keep = root.parent / (root.name + ".deleted")
+    keep.write_bytes((root / note).read_bytes())
+    os.remove(root / note)
+    paths, moves = [note], []
+if prof:
+    import cProfile
+    pr = cProfile.Profile()
+    pr.enable()
+t = time.process_time()
+r = v.sync(paths, moves=moves)
+synced = time.process_time() - t
+if prof:
+    pr.disable()
+    pr.dump_stats(prof)
+assert (r.moved if op == "rename" else r.deleted), r
+relinked = len(r.relinked)
+if op == "delete":  # back for the next run (untimed)
+    (root / note).write_bytes(keep.read_bytes())
+    v.sync([note])
+v.close()
+print(json.dumps({"links": spent[0], "sync": synced, "relinked": relinked}))
+"""
+
+
+def run(code: str, vault: str, note: str, op: str, prof: str) -> dict[str, float]:
+    env = {**os.environ, "PYTHONPATH": code, "MEMVAULT_INDEX_MODEL": "hash"}
+    start = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-c", CHILD, vault, note, op, prof],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if proc.returncode:
+        raise SystemExit(f"{code} failed:\n{proc.stderr[-3000:]}")
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    got["wall"] = time.perf_counter() - start
+    return got
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--code", action="append", required=True, help="name=PYTHONPATH:VAULT")
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--op", choices=("rename", "delete"), default="rename")
+    ap.add_argument("--note", default="decisions/n000010.md")
+    ap.add_argument("--profile", default="")
+    args = ap.parse_args()
+    codes = [(c.split("=", 1)[0], *c.split("=", 1)[1].split(":", 1)) for c in args.code]
+    first: dict[str, dict[str, float]] = {}
+    results: dict[str, list[dict[str, float]]] = {name: [] for name, _, _ in codes}
+    for i in range(args.runs + 1):
+        for name, code, vault in codes if i % 2 == 0 else reversed(codes):
+            prof = f"{args.profile}.{name}" if args.profile and i == args.runs else ""
+            before = os.times()
+            got = run(code, vault, args.note, args.op, prof)
+            after = os.times()
+            got["process"] = (after.children_user - before.children_user) + (
+                after.children_system - before.children_system
+            )
+            if i == 0:
+                first[name] = got
+            else:
+                results[name].append(got)
+            print(name, i, {k: round(v, 3) for k, v in got.items()}, flush=True)
+    print("\nfirst run of each (upgrade if any):")
+    for name, got in first.items():
+        print(f"  {name}: {json.dumps({k: round(v, 3) for k, v in got.items()})}")
+    print(f"\nmedians of {args.runs} alternated runs (CPU s; wall s):")
+    for name, rows in results.items():
+        med = {k: round(statistics.median(r[k] for r in rows), 3) for k in rows[0]}
+        print(f"  {name}: {json.dumps(med)}")
+
+
+if __name__ == "__main__":
+    main()

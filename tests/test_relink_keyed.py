@@ -1,0 +1,225 @@
+"""A relink of a few moves with no link map held resolves by the store's link keys
+(``engine/relink_links.py``, issue 27): every rewrite ``relink_note`` makes with
+``KeyedLinks`` before and after is the one it makes with the map of every file, on
+vaults of hostile names (case twins, one name in two folders, aliases, NFD beside NFC,
+final sigma, attachments), moves of every kind (case only, into a twin's folder, onto
+another note's name, into NFD), on both backends; a rename synced with no daemon
+builds no map of every file, writes the notes the map writes and a MEMORY.md a fresh
+index writes byte for byte."""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import unicodedata
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from helpers import new_vault, open_vault, write
+from memvault.core.relink import moved_names, relink_note
+from memvault.core.wikilinks import LinkIndex, find_links
+from memvault.engine.relink_links import KeyedLinks, after_moves, before_moves
+from memvault.index.store import Store
+from test_stored_links import NAMES, _forms, _vault
+
+
+def _full(store: Store) -> LinkIndex:
+    paths, aliases = store.paths_and_aliases()
+    return LinkIndex(paths + store.attachment_paths(), aliases)
+
+
+def _read(root: Path, path: str) -> str:
+    """The note's text, found under the Unicode form its name has on disk."""
+    for form in (path, unicodedata.normalize("NFD", path), unicodedata.normalize("NFC", path)):
+        if (root / form).is_file():
+            return (root / form).read_text(encoding="utf-8")
+    raise AssertionError(f"{path} is not on disk")
+
+
+def _moves(rng: random.Random, store: Store) -> dict[str, str]:
+    """One to three notes moved: case only, into another folder (a twin's, maybe), onto
+    another note's name, into NFD."""
+    paths = sorted(store.paths_and_aliases()[0])
+    taken = {p.lower() for p in paths}
+    moves: dict[str, str] = {}
+    for old in rng.sample(paths, rng.randint(1, 3)):
+        folder, _, name = old.rpartition("/")
+        stem, ext = name.rsplit(".", 1)
+        other = rng.choice(paths).rpartition("/")[2].rsplit(".", 1)[0]
+        new_folder = rng.choice(["", "people", "People", "projects/beta", "moved"])
+        choices = [
+            f"{folder}/{stem.swapcase()}.{ext}" if folder else f"{stem.swapcase()}.{ext}",
+            f"{new_folder}/{name}" if new_folder else name,
+            f"{new_folder}/{other} x.{ext}" if new_folder else f"{other} x.{ext}",
+            f"{new_folder}/{other}.{ext}" if new_folder else f"{other}.{ext}",
+            unicodedata.normalize("NFD", f"moved/{stem} é.{ext}"),
+        ]
+        new = rng.choice(choices)
+        if new == old or new.lower() in taken or new in moves.values():
+            continue
+        taken.add(new.lower())
+        moves[old] = new
+    return moves
+
+
+def _same_rewrites(root: Path, store: Store, rng: random.Random, rounds: int) -> int:
+    """Moves done in the store and undone, ``rounds`` times: each note's rewrite, and
+    targets of every form, both ways; how many links compared."""
+    compared = 0
+    for _ in range(rounds):
+        moves = _moves(rng, store)
+        if not moves:
+            continue
+        full_before = _full(store)
+        keyed_before = before_moves(store, moves, ())
+        with store.transaction() as conn:
+            for old, new in moves.items():
+                store.rename_note(conn, old, new)
+        try:
+            full_after = _full(store)
+            keyed_after = after_moves(store, moves, keyed_before)
+            names = moved_names(moves)
+            files = sorted(full_before._by_path.values())
+            for old in sorted(store.paths_and_aliases()[0] + list(moves)):
+                if old in moves.values() and old not in moves:
+                    continue  # a moved note: under its old path
+                new = moves.get(old, old)
+                text = _read(root, old)
+                for fmt in ("shortest", "relative", "absolute"):
+                    args = (text, old, new)
+                    want = relink_note(*args, full_before, full_after, moves, fmt, names)
+                    got = relink_note(*args, keyed_before, keyed_after, moves, fmt, names)
+                    assert got == want, (old, new, fmt, moves)
+                compared += len(find_links(text))
+                # any target, asked after the renames: the "before" reads the store with
+                # the moves undone
+                targets = [t for _ in range(2) for t in _forms(rng, rng.choice(files), old)]
+                targets += [*rng.sample(NAMES, 3), "Zed", "", "..", "x/"]
+                for t in targets:
+                    assert keyed_before.resolve(t, old) == full_before.resolve(t, old), t
+                    assert keyed_after.resolve(t, new) == full_after.resolve(t, new), t
+            for path in [*moves, *moves.values(), *files[:20]]:
+                assert (path in keyed_after) == (path in full_after), path
+                assert (path in keyed_before) == (path in full_before), path
+                name = path.rpartition("/")[2].removesuffix(".md")
+                assert keyed_after.name_matches(name) == full_after.name_matches(name)
+                for fmt in ("shortest", "relative", "absolute"):
+                    src = files[0]
+                    assert keyed_after.link_text(path, src, fmt) == full_after.link_text(
+                        path, src, fmt
+                    )
+            grown = keyed_after.with_files(["people/Passed.md", "Ana.md"])
+            assert isinstance(grown, KeyedLinks)
+            full_grown = full_after.with_files(["people/Passed.md", "Ana.md"])
+            for t in ("Passed", "Ana", "people/ana", *NAMES[:6]):
+                assert grown.resolve(t, "people/x.md") == full_grown.resolve(t, "people/x.md")
+        finally:
+            with store.transaction() as conn:
+                for old, new in moves.items():
+                    store.rename_note(conn, new, old)
+    return compared
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_keyed_relink_rewrites_as_the_map_of_every_file_sqlite(tmp_path: Path, seed: int) -> None:
+    root = new_vault(tmp_path)
+    _vault(root, seed)
+    with open_vault(root) as v:
+        v.sync()
+        assert _same_rewrites(root, v.engine.store, random.Random(seed), 6) > 300
+
+
+def test_keyed_relink_rewrites_as_the_map_of_every_file_postgres(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    root = new_vault(tmp_path)
+    _vault(root, 11)
+    with open_vault(root) as v:
+        v.sync()
+        assert _same_rewrites(root, v.engine.store, random.Random(11), 4) > 200
+
+
+def _linked_vault(root: Path) -> None:
+    """A note with backlinks of every form, its name's twin in another folder, a case
+    twin, an alias naming it, MEMORY.md lines by path."""
+    write(root, ".obsidian/app.json", '{"newLinkFormat": "shortest"}\n')
+    write(root, "people/Ana.md", '---\naliases: ["Annie"]\n---\n# Ana\n\nAna, the lead.\n')
+    write(root, "projects/ana.md", "# Ana project\n\nThe project.\n")
+    write(root, "people/bob.md", "# Bob\n\nSee [[people/Ana]] and [[ana]] and [[Annie]].\n")
+    write(
+        root,
+        "logs/day.md",
+        "# Day\n\nMet [[people/ana#Role|Ana]], ![[people/Ana#^b1]], [x](people/Ana.md), "
+        "[[projects/ana]] and [[Café]].\n",
+    )
+    write(root, "topics/Café.md", "# Café\n\nA place [[people/Ana]].\n")
+    write(root, "topics/cafe\u0301 2.md", "# Cafe 2\n\nAnother [[Café]].\n")
+    for i in range(8):
+        write(root, f"decisions/d{i}.md", f"# D{i}\n\nDecided with [[bob]] {i}.\n")
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".memvault" not in p.parts
+    }
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("people/Ana.md", "people/Ana Lopez.md"),
+        ("people/Ana.md", "archive/Ana.md"),
+        ("topics/Café.md", "topics/Cafe\u0301 old.md"),
+        ("people/Ana.md", "people/ANA.md"),
+    ],
+)
+def test_a_rename_with_no_daemon_builds_no_map_and_writes_what_the_map_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, old: str, new: str
+) -> None:
+    """A watcher's rename of one note synced with no daemon (the memory tool's, the
+    Python API's): no every-file read a link map is built from (issue 27: two maps,
+    0.6 s at 100,000 notes), and every file as a sync holding the map leaves it;
+    MEMORY.md as a fresh index writes it."""
+    keyed, mapped = new_vault(tmp_path, "keyed"), new_vault(tmp_path, "mapped")
+    for root in (keyed, mapped):
+        _linked_vault(root)
+        with open_vault(root) as v:
+            v.sync()
+        (root / new).parent.mkdir(parents=True, exist_ok=True)
+        os.rename(root / old, root / new)
+    with open_vault(mapped) as v:
+        v.engine.catalogue.link_index()  # held, as a daemon holds it: the map's relink
+        want = v.sync([old, new], moves=[(old, new)])
+    calls: list[str] = []
+    for name in ("paths_and_aliases", "attachment_paths"):
+        real = getattr(Store, name)
+
+        def spied(self: Any, *a: Any, _real: Any = real, _name: str = name, **kw: Any) -> Any:
+            calls.append(_name)
+            return _real(self, *a, **kw)
+
+        monkeypatch.setattr(Store, name, spied)
+    with open_vault(keyed) as v:
+        got = v.sync([old, new], moves=[(old, new)])
+        assert calls == []
+    monkeypatch.undo()
+    assert got.relinked == want.relinked
+    assert got.relinked or old.lower() == new.lower()  # case only: every link still leads
+    assert _files(keyed) == _files(mapped)
+    fresh = tmp_path / "fresh"
+    shutil.copytree(keyed, fresh, ignore=shutil.ignore_patterns(".memvault"))
+    shutil.copytree(
+        keyed / ".memvault",
+        fresh / ".memvault",
+        ignore=shutil.ignore_patterns("index.db*", "vectors*", "cache.db*"),
+    )
+    with open_vault(fresh) as v:
+        v.sync()
+    assert (fresh / "MEMORY.md").read_bytes() == (keyed / "MEMORY.md").read_bytes()
