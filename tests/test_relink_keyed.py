@@ -223,3 +223,59 @@ def test_a_rename_with_no_daemon_builds_no_map_and_writes_what_the_map_writes(
     with open_vault(fresh) as v:
         v.sync()
     assert (fresh / "MEMORY.md").read_bytes() == (keyed / "MEMORY.md").read_bytes()
+
+
+def _answer(catalogue: Any, address: str) -> Any:
+    try:
+        return ("found", catalogue.linked(address))
+    except Exception as exc:  # AmbiguousNote naming the notes: compared too
+        return (type(exc).__name__, str(exc))
+
+
+def test_a_read_naming_no_file_finds_what_the_map_finds_with_no_map(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``Catalogue.linked`` (a `memvault get`, every read's row lookup: this_copy.indexed_as)
+    with no map held resolves by the store's link keys and reads one row, not every file's
+    path and every note's row (4.6 s of CPU for one `get` at 100,000 notes); its answers,
+    ambiguities included, are the map's, on a vault of hostile names."""
+    root = new_vault(tmp_path)
+    _vault(root, 5)
+    write(root, "people/Zoe Unique.md", "# Zoe\n")
+    write(root, "projects/beta/Plan.md", "# Plan\n")
+    with open_vault(root) as v:
+        v.sync()
+    rng = random.Random(5)
+    with open_vault(root) as v:
+        store = v.engine.store
+        files = sorted(store.paths_and_aliases()[0] + store.attachment_paths())
+    addresses = ["people/ana", "Ana", "plan", "PLAN#Risks", "[[people/ANA#Role|Ana]]", "Zed"]
+    addresses += ["zoe unique", "[[people/ZOE unique#Role|Zoe]]"]
+    for path in files:
+        addresses += _forms(rng, path, "")
+        addresses += [f"{path}#Heading", f"[[{path.removesuffix('.md')}|shown]]"]
+    addresses += [unicodedata.normalize("NFD", a) for a in addresses[:40]] + NAMES
+    calls: list[str] = []
+    for name in ("paths_and_aliases", "attachment_paths", "notes"):
+        real = getattr(Store, name)
+
+        def spied(self: Any, *a: Any, _real: Any = real, _name: str = name, **kw: Any) -> Any:
+            calls.append(_name)
+            return _real(self, *a, **kw)
+
+        monkeypatch.setattr(Store, name, spied)
+    with open_vault(root) as v:
+        assert v.get("people/zoe unique").path == "people/Zoe Unique.md"
+        assert v.get("people/Zoe Unique.md").path == "people/Zoe Unique.md"
+        assert calls == []  # no map, no row but the note's
+        # a name no note has is looked up among the titles (every row: not a link's cost)
+        got = [_answer(v.engine.catalogue, a) for a in addresses]
+        assert set(calls) <= {"notes"}
+        assert not v.engine.catalogue.holds_link_index()
+    monkeypatch.undo()
+    with open_vault(root) as v:
+        v.engine.catalogue.link_index()  # held, as a daemon holds it
+        want = [_answer(v.engine.catalogue, a) for a in addresses]
+    assert got == want
+    assert sum(1 for w in want if w[0] == "AmbiguousNote") > 3
+    assert sum(1 for w in want if w[0] == "found" and w[1]) > 50
