@@ -279,3 +279,48 @@ def test_a_read_naming_no_file_finds_what_the_map_finds_with_no_map(
     assert got == want
     assert sum(1 for w in want if w[0] == "AmbiguousNote") > 3
     assert sum(1 for w in want if w[0] == "found" and w[1]) > 50
+
+
+def _spy_maps(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The every-file reads a link map is built from, as they are made."""
+    calls: list[str] = []
+    for name in ("paths_and_aliases", "attachment_paths"):
+        real = getattr(Store, name)
+
+        def spied(self: Any, *a: Any, _real: Any = real, _name: str = name, **kw: Any) -> Any:
+            calls.append(_name)
+            return _real(self, *a, **kw)
+
+        monkeypatch.setattr(Store, name, spied)
+    return calls
+
+
+def test_the_memory_tools_delete_says_what_the_map_says_with_no_map(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The memory tool's delete with no daemon says where the links to what it deleted
+    lead now by the store's link keys (no map of every file): the answer the map gives,
+    a name's twin in another folder, an alias and a case twin among them."""
+    from memvault.integrations.anthropic import VaultMemoryTool
+
+    answers = {}
+    for held in (True, False):
+        root = new_vault(tmp_path, f"held-{held}")
+        _linked_vault(root)
+        write(root, "archive/people/Ana.md", "# Ana (2019)\n")
+        write(root, "people/ANA.md", "# ANA twin\n")
+        with open_vault(root) as v:
+            v.sync()
+        calls = _spy_maps(monkeypatch) if not held else []
+        with open_vault(root) as v:
+            if held:
+                v.engine.catalogue.link_index()  # as a daemon holds it
+            tool = VaultMemoryTool(v)
+            answers[held] = [
+                tool.call({"command": "delete", "path": f"/memories/{p}"})
+                for p in ("people/Ana.md", "topics/Café.md", "people/bob.md")
+            ]
+        monkeypatch.undo()
+        assert calls == []
+    assert answers[True] == answers[False]
+    assert "lead to another note of that name" in answers[False][0]
