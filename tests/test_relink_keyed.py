@@ -324,3 +324,24 @@ def test_the_memory_tools_delete_says_what_the_map_says_with_no_map(
         assert calls == []
     assert answers[True] == answers[False]
     assert "lead to another note of that name" in answers[False][0]
+
+
+def test_a_context_with_no_daemon_adds_the_linked_notes_the_map_adds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A context's notes linked from its hits (``Reader._linked_hits``), with no map held,
+    are found by the store's link keys: the context the map gives, no every-file read."""
+    root = new_vault(tmp_path)
+    _linked_vault(root)
+    with open_vault(root) as v:
+        v.sync()
+    got = {}
+    for held in (True, False):
+        calls = _spy_maps(monkeypatch) if not held else []
+        with open_vault(root) as v:
+            if held:
+                v.engine.catalogue.link_index()  # as a daemon holds it
+            got[held] = [v.context(q) for q in ("Met Ana the lead", "Decided with bob", "Café")]
+        monkeypatch.undo()
+        assert calls == []
+    assert got[True] == got[False]
