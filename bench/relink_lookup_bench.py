@@ -11,12 +11,15 @@ Each run is a fresh process (`python -c`, the hash embedder) that opens the vaul
 write, renames the note on disk (``--op rename``: to ``<name>-moved.md``, and back the
 next run) or deletes it (``--op delete``: written back, and synced, before the next run,
 untimed), then syncs that change as a watcher reports it (``Vault.sync(paths, moves=)``,
-what the memory tool and the daemon's watcher do). "links": the CPU inside the link maps
+what the memory tool and the daemon's watcher do); ``--op get`` reads the note as
+MEMORY.md links it, its path without ``.md`` (``Vault.get``; "sync" is then its CPU);
+``--op tool-delete`` deletes it with the memory tool (``VaultMemoryTool``: "sync" is
+the call's CPU) and puts it back, untimed. "links": the CPU inside the link maps
 (``LinkIndex`` built and asked, ``Catalogue.link_index*``, ``StoredLinks``,
 ``KeyedLinks``), counted once when nested; "sync": the CPU of the sync; "process": the
 child's user+sys CPU (imports included). Medians per code; the first run of each code
-(an index upgrade, the file cache warmed) is timed apart. ``--profile FILE``: the
-branch's... any code's last run under cProfile, written to FILE.<name>.
+(an index upgrade, the file cache warmed) is timed apart. ``--profile FILE``: each
+code's last run under cProfile, written to FILE.<name>.
 """
 
 from __future__ import annotations
@@ -71,6 +74,24 @@ for owner, name in targets:
 root, note, op, prof = Path(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
 moved = note[:-3] + "-moved.md"
 v = Vault.open(root, mode="write")
+if op == "get":  # a read of one note as MEMORY.md links it: its path without ``.md``
+    t = time.process_time()
+    got = v.get(note[:-3])
+    synced = time.process_time() - t
+    v.close()
+    print(json.dumps({"links": spent[0], "sync": synced, "relinked": 0}))
+    sys.exit(0)
+if op == "tool-delete":  # the memory tool's delete (its answer names the links left)
+    from memvault.integrations.anthropic import VaultMemoryTool
+    t = time.process_time()
+    said = VaultMemoryTool(v).call({"command": "delete", "path": "/memories/" + note})
+    synced = time.process_time() - t
+    assert "Successfully deleted" in said and "Links to it" in said, said
+    os.replace(root / ".trash" / note, root / note)  # back for the next run (untimed)
+    v.sync([note])
+    v.close()
+    print(json.dumps({"links": spent[0], "sync": synced, "relinked": 0}))
+    sys.exit(0)
 if op == "rename":
     old, new = (note, moved) if (root / note).exists() else (moved, note)
     os.rename(root / old, root / new)
@@ -121,7 +142,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--code", action="append", required=True, help="name=PYTHONPATH:VAULT")
     ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--op", choices=("rename", "delete"), default="rename")
+    ap.add_argument("--op", choices=("rename", "delete", "get", "tool-delete"), default="rename")
     ap.add_argument("--note", default="decisions/n000010.md")
     ap.add_argument("--profile", default="")
     args = ap.parse_args()
