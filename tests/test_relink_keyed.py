@@ -13,6 +13,7 @@ import os
 import random
 import shutil
 import unicodedata
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -148,7 +149,13 @@ def _linked_vault(root: Path) -> None:
     """A note with backlinks of every form, its name's twin in another folder, a case
     twin, an alias naming it, MEMORY.md lines by path."""
     write(root, ".obsidian/app.json", '{"newLinkFormat": "shortest"}\n')
-    write(root, "people/Ana.md", '---\naliases: ["Annie"]\n---\n# Ana\n\nAna, the lead.\n')
+    write(
+        root,
+        "people/Ana.md",
+        '---\naliases: ["Annie"]\n---\n# Ana\n\nAna, the lead, on [[plan]] and [[./bob]].\n',
+    )
+    write(root, "people/plan.md", "# Plan\n")  # moved elsewhere, Ana's [[plan]] is ambiguous
+    write(root, "projects/plan.md", "# Plan of the project\n")
     write(root, "projects/ana.md", "# Ana project\n\nThe project.\n")
     write(root, "people/bob.md", "# Bob\n\nSee [[people/Ana]] and [[ana]] and [[Annie]].\n")
     write(
@@ -171,6 +178,21 @@ def _files(root: Path) -> dict[str, bytes]:
     }
 
 
+def _spy_maps(monkeypatch: pytest.MonkeyPatch, *more: str) -> list[str]:
+    """The every-file reads a link map is built from (and ``more`` of ``Store``'s
+    methods), as they are made."""
+    calls: list[str] = []
+    for name in ("paths_and_aliases", "attachment_paths", *more):
+        real = getattr(Store, name)
+
+        def spied(self: Any, *a: Any, _real: Any = real, _name: str = name, **kw: Any) -> Any:
+            calls.append(_name)
+            return _real(self, *a, **kw)
+
+        monkeypatch.setattr(Store, name, spied)
+    return calls
+
+
 @pytest.mark.parametrize(
     ("old", "new"),
     [
@@ -187,31 +209,58 @@ def test_a_rename_with_no_daemon_builds_no_map_and_writes_what_the_map_writes(
     Python API's): no every-file read a link map is built from (issue 27: two maps,
     0.6 s at 100,000 notes), and every file as a sync holding the map leaves it;
     MEMORY.md as a fresh index writes it."""
+    _rename_both_ways(tmp_path, monkeypatch, old, new)
+
+
+def test_a_rename_with_no_daemon_writes_what_the_map_writes_postgres(
+    tmp_path: Path, pg_dsn: str, pg_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pg_helpers import fresh_schema
+
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    schemas = {name: fresh_schema(pg_server, f"relink60_{name}") for name in VAULTS}
+
+    def schema(name: str) -> None:  # each copy its own index
+        monkeypatch.setenv("MEMVAULT_INDEX_SCHEMA", schemas[name])
+
+    _rename_both_ways(tmp_path, monkeypatch, "people/Ana.md", "archive/Ana.md", schema)
+
+
+VAULTS = ("keyed", "mapped", "fresh")
+
+
+def _rename_both_ways(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    old: str,
+    new: str,
+    schema: Callable[[str], None] = lambda name: None,
+) -> None:
+    """The rename synced by a process holding the map and by one holding none, each on
+    its own copy: the same files, no map built by the second, MEMORY.md a fresh one's."""
     keyed, mapped = new_vault(tmp_path, "keyed"), new_vault(tmp_path, "mapped")
     for root in (keyed, mapped):
         _linked_vault(root)
+        schema(root.name)
         with open_vault(root) as v:
             v.sync()
         (root / new).parent.mkdir(parents=True, exist_ok=True)
         os.rename(root / old, root / new)
+    schema("mapped")
     with open_vault(mapped) as v:
         v.engine.catalogue.link_index()  # held, as a daemon holds it: the map's relink
         want = v.sync([old, new], moves=[(old, new)])
-    calls: list[str] = []
-    for name in ("paths_and_aliases", "attachment_paths"):
-        real = getattr(Store, name)
-
-        def spied(self: Any, *a: Any, _real: Any = real, _name: str = name, **kw: Any) -> Any:
-            calls.append(_name)
-            return _real(self, *a, **kw)
-
-        monkeypatch.setattr(Store, name, spied)
-    with open_vault(keyed) as v:
-        got = v.sync([old, new], moves=[(old, new)])
-        assert calls == []
-    monkeypatch.undo()
+    schema("keyed")
+    with monkeypatch.context() as spying:
+        calls = _spy_maps(spying)
+        with open_vault(keyed) as v:
+            got = v.sync([old, new], moves=[(old, new)])
+            assert calls == []
     assert got.relinked == want.relinked
     assert got.relinked or old.lower() == new.lower()  # case only: every link still leads
+    if new == "archive/Ana.md":  # the moved note's own [[plan]]: ambiguous from there
+        assert new in got.relinked and "[[people/plan]]" in (keyed / new).read_text("utf-8")
     assert _files(keyed) == _files(mapped)
     fresh = tmp_path / "fresh"
     shutil.copytree(keyed, fresh, ignore=shutil.ignore_patterns(".memvault"))
@@ -220,6 +269,7 @@ def test_a_rename_with_no_daemon_builds_no_map_and_writes_what_the_map_writes(
         fresh / ".memvault",
         ignore=shutil.ignore_patterns("index.db*", "vectors*", "cache.db*"),
     )
+    schema("fresh")
     with open_vault(fresh) as v:
         v.sync()
     assert (fresh / "MEMORY.md").read_bytes() == (keyed / "MEMORY.md").read_bytes()
@@ -255,15 +305,7 @@ def test_a_read_naming_no_file_finds_what_the_map_finds_with_no_map(
         addresses += _forms(rng, path, "")
         addresses += [f"{path}#Heading", f"[[{path.removesuffix('.md')}|shown]]"]
     addresses += [unicodedata.normalize("NFD", a) for a in addresses[:40]] + NAMES
-    calls: list[str] = []
-    for name in ("paths_and_aliases", "attachment_paths", "notes"):
-        real = getattr(Store, name)
-
-        def spied(self: Any, *a: Any, _real: Any = real, _name: str = name, **kw: Any) -> Any:
-            calls.append(_name)
-            return _real(self, *a, **kw)
-
-        monkeypatch.setattr(Store, name, spied)
+    calls = _spy_maps(monkeypatch, "notes")
     with open_vault(root) as v:
         assert v.get("people/zoe unique").path == "people/Zoe Unique.md"
         assert v.get("people/Zoe Unique.md").path == "people/Zoe Unique.md"
@@ -279,20 +321,6 @@ def test_a_read_naming_no_file_finds_what_the_map_finds_with_no_map(
     assert got == want
     assert sum(1 for w in want if w[0] == "AmbiguousNote") > 3
     assert sum(1 for w in want if w[0] == "found" and w[1]) > 50
-
-
-def _spy_maps(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The every-file reads a link map is built from, as they are made."""
-    calls: list[str] = []
-    for name in ("paths_and_aliases", "attachment_paths"):
-        real = getattr(Store, name)
-
-        def spied(self: Any, *a: Any, _real: Any = real, _name: str = name, **kw: Any) -> Any:
-            calls.append(_name)
-            return _real(self, *a, **kw)
-
-        monkeypatch.setattr(Store, name, spied)
-    return calls
 
 
 def test_the_memory_tools_delete_says_what_the_map_says_with_no_map(

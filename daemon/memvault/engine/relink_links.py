@@ -138,11 +138,13 @@ def before_moves(
     store: Store, moves: Mapping[str, str], passed: Sequence[tuple[str, str]]
 ) -> KeyedLinks:
     """The "before" index of a relink of ``moves``, read before the renames' transaction:
-    the moved names' keys and those of the moved notes' stored links read at once."""
+    the moved names' keys and those of the moved notes' stored links (from their old
+    folder and their new one: what "after" asks) read at once."""
     every = {**dict(passed), **moves}
     keys = names_keys(moved_names(every))
-    for old in moves:
-        keys |= {k for r in store.links(old) for k in wanted_keys(r.target, old)}
+    for old, new in moves.items():  # a moved note's links, from where it was and is
+        for r in store.links(old):
+            keys |= wanted_keys(r.target, old) | wanted_keys(r.target, new)
     return KeyedLinks(stored(store), keys)
 
 
