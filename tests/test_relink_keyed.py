@@ -373,3 +373,38 @@ def test_a_context_with_no_daemon_adds_the_linked_notes_the_map_adds(
         monkeypatch.undo()
         assert calls == []
     assert got[True] == got[False]
+
+
+def test_a_relink_a_kill_cut_short_is_finished_as_the_map_finishes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rename journalled and never relinked (the sync killed after its renames'
+    transaction) is finished by the next sync with no map held by the store's link keys,
+    the moves undone for "before" (``relink_links.journalled``): every file as a process
+    holding the map finishes it, the journal dropped."""
+    old, new = "people/Ana.md", "archive/Ana.md"
+    roots = new_vault(tmp_path, "keyed"), new_vault(tmp_path, "mapped")
+    for root in roots:
+        _linked_vault(root)
+        with open_vault(root) as v:
+            v.sync()
+            store = v.engine.store
+            with store.transaction() as conn:  # what a kill after this transaction leaves
+                store.rename_note(conn, old, new)
+                store.journal_relink(conn, {old: new})
+        (root / new).parent.mkdir(parents=True, exist_ok=True)
+        os.rename(root / old, root / new)
+    keyed, mapped = roots
+    with open_vault(mapped) as v:
+        v.engine.catalogue.link_index()  # held, as a daemon holds it
+        v.sync([new])
+        assert not v.engine.store.pending_relink()
+    with monkeypatch.context() as spying:
+        calls = _spy_maps(spying)
+        with open_vault(keyed) as v:
+            v.sync([new])
+            assert calls == []
+            assert not v.engine.store.pending_relink()
+    assert _files(keyed) == _files(mapped)
+    assert "[[people/plan]]" in (keyed / new).read_text(encoding="utf-8")
+    assert "[[archive/Ana" in (keyed / "people/bob.md").read_text(encoding="utf-8")

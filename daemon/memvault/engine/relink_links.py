@@ -13,7 +13,8 @@ every file the vault's index holds under it, and it answers as the vault's
 (``StoredLinks``' argument). Made before the renames' transaction it reads the store as
 it was (``before``) with the keys of the moved names and of the moved notes' stored
 links read at once; a key asked after (a link a moved note gained since it was indexed)
-reads the store with the moves undone (``Catalogue.link_index_before``'s view).
+reads the store with the moves undone (``Catalogue.link_index_before``'s view), as a
+relink the journal finishes reads it (``journalled``).
 
 Many moves (a folder of 500 notes, a pull) or a daemon holding the map: the map.
 """
@@ -148,6 +149,18 @@ def before_moves(
     return KeyedLinks(stored(store), keys)
 
 
+def journalled(store: Store, moves: Mapping[str, str]) -> KeyedLinks:
+    """The "before" index of a relink finished later (``relink_journal.resume``: the
+    renames long done), the store read with ``moves`` undone, the moved names' keys at
+    once (``Catalogue.link_index_before``'s answers)."""
+    return KeyedLinks(undone(store, moves), names_keys(moved_names(moves)))
+
+
+def now(store: Store) -> KeyedLinks:
+    """The index of the store as it is, read a key at a time as asked."""
+    return KeyedLinks(stored(store))
+
+
 def after_moves(store: Store, moves: Mapping[str, str], before: KeyedLinks) -> KeyedLinks:
     """The "after" index (the renames done), reading the keys ``before`` asked; ``before``
     reads any other key with the moves undone from now on."""
@@ -157,4 +170,13 @@ def after_moves(store: Store, moves: Mapping[str, str], before: KeyedLinks) -> K
     return after
 
 
-__all__ = ["RELINK_ONE_BY_ONE", "KeyedLinks", "after_moves", "before_moves", "few", "names_keys"]
+__all__ = [
+    "RELINK_ONE_BY_ONE",
+    "KeyedLinks",
+    "after_moves",
+    "before_moves",
+    "few",
+    "journalled",
+    "names_keys",
+    "now",
+]
