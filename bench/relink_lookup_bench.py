@@ -25,32 +25,14 @@ code's last run under cProfile, written to FILE.<name>.
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import statistics
-import subprocess
-import sys
-import time
 
-CHILD = r"""
-import json, os, sys, time
+from link_lookup_bench import TIMER, alternate, run_child
+
+CHILD = (
+    TIMER
+    + r"""
+import os
 from pathlib import Path
-from memvault.api import Vault
-from memvault.core import wikilinks
-from memvault.engine import catalogue
-spent = [0.0]
-depth = [0]
-def timed(fn):
-    def wrapper(*a, **kw):
-        depth[0] += 1
-        t = time.process_time() if depth[0] == 1 else None
-        try:
-            return fn(*a, **kw)
-        finally:
-            depth[0] -= 1
-            if t is not None:
-                spent[0] += time.process_time() - t
-    return wrapper
 targets = [(wikilinks.LinkIndex, n) for n in
            ("__init__", "resolve", "__contains__", "with_files", "name_matches", "link_text")]
 targets += [(catalogue.Catalogue, n) for n in
@@ -119,23 +101,11 @@ if op == "delete":  # back for the next run (untimed)
 v.close()
 print(json.dumps({"links": spent[0], "sync": synced, "relinked": relinked}))
 """
+)
 
 
 def run(code: str, vault: str, note: str, op: str, prof: str) -> dict[str, float]:
-    env = {**os.environ, "PYTHONPATH": code, "MEMVAULT_INDEX_MODEL": "hash"}
-    start = time.perf_counter()
-    proc = subprocess.run(
-        [sys.executable, "-c", CHILD, vault, note, op, prof],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if proc.returncode:
-        raise SystemExit(f"{code} failed:\n{proc.stderr[-3000:]}")
-    got = json.loads(proc.stdout.strip().splitlines()[-1])
-    got["wall"] = time.perf_counter() - start
-    return got
+    return run_child(CHILD, code, vault, note, op, prof)
 
 
 def main() -> None:
@@ -146,30 +116,12 @@ def main() -> None:
     ap.add_argument("--note", default="decisions/n000010.md")
     ap.add_argument("--profile", default="")
     args = ap.parse_args()
-    codes = [(c.split("=", 1)[0], *c.split("=", 1)[1].split(":", 1)) for c in args.code]
-    first: dict[str, dict[str, float]] = {}
-    results: dict[str, list[dict[str, float]]] = {name: [] for name, _, _ in codes}
-    for i in range(args.runs + 1):
-        for name, code, vault in codes if i % 2 == 0 else reversed(codes):
-            prof = f"{args.profile}.{name}" if args.profile and i == args.runs else ""
-            before = os.times()
-            got = run(code, vault, args.note, args.op, prof)
-            after = os.times()
-            got["process"] = (after.children_user - before.children_user) + (
-                after.children_system - before.children_system
-            )
-            if i == 0:
-                first[name] = got
-            else:
-                results[name].append(got)
-            print(name, i, {k: round(v, 3) for k, v in got.items()}, flush=True)
-    print("\nfirst run of each (upgrade if any):")
-    for name, got in first.items():
-        print(f"  {name}: {json.dumps({k: round(v, 3) for k, v in got.items()})}")
-    print(f"\nmedians of {args.runs} alternated runs (CPU s; wall s):")
-    for name, rows in results.items():
-        med = {k: round(statistics.median(r[k] for r in rows), 3) for k in rows[0]}
-        print(f"  {name}: {json.dumps(med)}")
+
+    def one(name: str, code: str, vault: str, i: int) -> dict[str, float]:
+        prof = f"{args.profile}.{name}" if args.profile and i == args.runs else ""
+        return run(code, vault, args.note, args.op, prof)
+
+    alternate(args.code, args.runs, one)
 
 
 if __name__ == "__main__":
