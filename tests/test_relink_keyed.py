@@ -408,3 +408,38 @@ def test_a_relink_a_kill_cut_short_is_finished_as_the_map_finishes_it(
     assert _files(keyed) == _files(mapped)
     assert "[[people/plan]]" in (keyed / new).read_text(encoding="utf-8")
     assert "[[archive/Ana" in (keyed / "people/bob.md").read_text(encoding="utf-8")
+
+
+def test_a_link_the_moved_note_gained_beside_an_attachment_come_in_its_batch(
+    tmp_path: Path,
+) -> None:
+    """A moved note's link it gained in the same batch (not in its stored links) is
+    first asked after the renames' transaction, which recorded the batch's attachments
+    too: "before" reads that key as the store was before it (the attachment that came
+    not yet there), as the map a daemon holds was built, and both write the same link.
+    (Read with the attachment there, ``![[img.png]]`` led to ``a/img.png`` beside the
+    note with no map held and to ``c/img.png`` with one: the same rename wrote two
+    different links, by whether a daemon was running.)"""
+    written = {}
+    for held in (True, False):
+        root = new_vault(tmp_path, f"held-{held}")
+        write(root, "a/n.md", "# N\n\nplain\n")
+        (root / "c").mkdir()
+        (root / "c/img.png").write_bytes(b"\x89PNG c")
+        write(root, "gone/img.png", "")
+        with open_vault(root) as v:
+            v.sync()
+        # one batch: an image beside the note, the note embedding it, then moved; and
+        # another image of that name gone
+        (root / "a/img.png").write_bytes(b"\x89PNG a")
+        (root / "gone/img.png").unlink()
+        write(root, "a/n.md", "# N\n\nplain ![[img.png]]\n")
+        (root / "b").mkdir()
+        os.rename(root / "a/n.md", root / "b/n.md")
+        with open_vault(root) as v:
+            if held:
+                v.engine.catalogue.link_index()  # as a daemon holds it: the map's relink
+            paths = ["a/img.png", "gone/img.png", "a/n.md", "b/n.md"]
+            v.sync(paths, moves=[("a/n.md", "b/n.md")])
+        written[held] = (root / "b/n.md").read_text(encoding="utf-8")
+    assert written[False] == written[True]

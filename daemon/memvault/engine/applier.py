@@ -84,7 +84,13 @@ class Applier:
         if moves or changes.passed:  # passed: names a note had between two looks
             # a few moves, no map held: the files under the keys their links look up
             few = relink_links.few(moves, changes.passed, self.catalogue.holds_link_index())
-            keyed = relink_links.before_moves(self.store, moves, changes.passed) if few else None
+            keyed = (
+                relink_links.before_moves(
+                    self.store, moves, changes.passed, attachments.seen, attachments.gone
+                )
+                if few
+                else None
+            )
             before = keyed or self.catalogue.link_index()
             relinking = self.config.vault.update_links_on_rename
             with self.store.transaction() as conn:

@@ -21,12 +21,12 @@ Many moves (a folder of 500 notes, a pull) or a daemon holding the map: the map.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
 from memvault.core.relink import moved_names
 from memvault.core.wikilinks import LinkIndex, Resolution, key
 from memvault.engine.stored_links import wanted_keys
-from memvault.index.link_keys import ALIAS, key_rows
+from memvault.index.link_keys import ALIAS, PATH, key_rows
 from memvault.index.store import Store
 
 RELINK_ONE_BY_ONE = 64  # moves relinked by stored lookups; more: the map of every file
@@ -50,15 +50,24 @@ def stored(store: Store) -> Callable[[set[str]], Files]:
     return fetch
 
 
-def undone(store: Store, moves: Mapping[str, str]) -> Callable[[set[str]], Files]:
+def undone(
+    store: Store,
+    moves: Mapping[str, str],
+    came: Collection[str] = (),
+    went: Collection[str] = (),
+) -> Callable[[set[str]], Files]:
     """``stored``, the files of ``moves`` (old -> new, done in the store) back at their
-    old paths, aliases with them (``Catalogue.link_index_before``'s view)."""
+    old paths, aliases with them (``Catalogue.link_index_before``'s view); with the
+    attachments the same transaction recorded undone too (``came``: new ones, gone
+    again; ``went``: gone ones, back): the store as the renames' transaction found it,
+    which the map of every file a sync holding one reads "before" from."""
     back = {new: old for old, new in moves.items()}
     now = stored(store)
+    gone = set(came)
 
     def fetch(keys: set[str]) -> Files:
         files, aliases = now(keys)
-        files = {p for p in files if p not in back}
+        files = {p for p in files if p not in back and p not in gone}
         aliases = {p: a for p, a in aliases.items() if p not in back}
         held = store.aliases_held(back)
         for new, old in back.items():
@@ -67,6 +76,7 @@ def undone(store: Store, moves: Mapping[str, str]) -> Callable[[set[str]], Files
                 files.add(old)
                 if new in held and any(k in keys and kind == ALIAS for k, kind, _, _ in rows):
                     aliases[old] = held[new]
+        files |= {p for p in went if any(k in keys for k, _, _, _ in key_rows(p, (), 0))}
         return files, aliases
 
     return fetch
@@ -88,6 +98,8 @@ class KeyedLinks(LinkIndex):
         self._files: set[str] = set()
         self._held: dict[str, tuple[str, ...]] = {}
         self._extra = tuple(dict.fromkeys(more))  # ``with_files``'s (no aliases)
+        # attachments the renames' transaction records: (came, went) (``before_moves``)
+        self.batch: tuple[Collection[str], Collection[str]] = ((), ())
         super().__init__(self._extra)
         self._cover(set(keys))
 
@@ -136,17 +148,27 @@ def few(moves: Mapping[str, str], passed: Sequence[tuple[str, str]], held: bool)
 
 
 def before_moves(
-    store: Store, moves: Mapping[str, str], passed: Sequence[tuple[str, str]]
+    store: Store,
+    moves: Mapping[str, str],
+    passed: Sequence[tuple[str, str]],
+    seen: Iterable[str] = (),
+    gone: Iterable[str] = (),
 ) -> KeyedLinks:
     """The "before" index of a relink of ``moves``, read before the renames' transaction:
     the moved names' keys and those of the moved notes' stored links (from their old
-    folder and their new one: what "after" asks) read at once."""
+    folder and their new one: what "after" asks) read at once. ``seen`` and ``gone``:
+    the attachments the transaction records (new or changed, and gone), so a key read
+    after it reads them as they were (``after_moves``)."""
     every = {**dict(passed), **moves}
     keys = names_keys(moved_names(every))
     for old, new in moves.items():  # a moved note's links, from where it was and is
         for r in store.links(old):
             keys |= wanted_keys(r.target, old) | wanted_keys(r.target, new)
-    return KeyedLinks(stored(store), keys)
+    out = KeyedLinks(stored(store), keys)
+    seen = set(seen)  # those the store has not filed yet came in this batch
+    known = {p for _, kind, p in store.keyed({key(p) for p in seen}) if kind == PATH}
+    out.batch = (seen - known, tuple(gone))
+    return out
 
 
 def journalled(store: Store, moves: Mapping[str, str]) -> KeyedLinks:
@@ -164,7 +186,7 @@ def now(store: Store) -> KeyedLinks:
 def after_moves(store: Store, moves: Mapping[str, str], before: KeyedLinks) -> KeyedLinks:
     """The "after" index (the renames done), reading the keys ``before`` asked; ``before``
     reads any other key with the moves undone from now on."""
-    before.read_by(undone(store, moves))
+    before.read_by(undone(store, moves, *before.batch))
     after = KeyedLinks(stored(store))
     after._cover(before._asked)
     return after
