@@ -443,3 +443,48 @@ def test_a_link_the_moved_note_gained_beside_an_attachment_come_in_its_batch(
             v.sync(paths, moves=[("a/n.md", "b/n.md")])
         written[held] = (root / "b/n.md").read_text(encoding="utf-8")
     assert written[False] == written[True]
+
+
+def test_a_rename_let_in_by_a_long_sync_carries_over_by_one_map_of_what_is_coming(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rename synced while a long sync (a first index, a pull) has many notes still to
+    index (``Applier.long_syncs``): its relinked notes' rows are carried over resolving
+    against those notes too, by one map, as the indexer does (``len(coming)`` counts):
+    not by the store's link keys, which hold every coming note in each carried note's
+    index (``StoredLinks.index_for``: a map of the 50,000 still to come built again for
+    each of up to 64 notes)."""
+    root = new_vault(tmp_path)
+    write(root, ".obsidian/app.json", '{"newLinkFormat": "absolute"}\n')
+    write(root, "projects/alpha/plan.md", "# Plan\n")
+    for i in range(6):
+        write(root, f"decisions/d{i}.md", f"# D{i}\n\nWith [[projects/alpha/plan]] {i}.\n")
+    coming = [f"pending/p{i}.md" for i in range(200)]
+    for p in coming:
+        write(root, p, "# P\n")
+    with open_vault(root) as v:
+        v.sync(["projects/alpha/plan.md", *(f"decisions/d{i}.md" for i in range(6))])
+    old, new = "projects/alpha/plan.md", "projects/beta/plan.md"
+    (root / "projects/beta").mkdir()
+    os.rename(root / old, root / new)
+    sizes: list[int] = []
+    real = LinkIndex.__init__
+
+    def counted(self: LinkIndex, files: Any, *a: Any, **kw: Any) -> None:
+        files = list(files)
+        sizes.append(len(files))
+        real(self, files, *a, **kw)
+
+    with open_vault(root) as v:
+        v.engine.applier.long_syncs.append(set(coming))  # a long sync stepped aside
+        monkeypatch.setattr(LinkIndex, "__init__", counted)
+        got = v.sync([old, new], moves=[(old, new)])
+        monkeypatch.undo()
+        v.engine.applier.long_syncs.clear()
+    assert len(got.relinked) == 6
+    assert all(
+        "[[projects/beta/plan]]" in (root / f"decisions/d{i}.md").read_text() for i in range(6)
+    )
+    # the maps holding the coming notes: the indexer's and the carry-over's (each the
+    # store's files, then with those to come), not one for each of the 7 notes carried
+    assert sum(1 for n in sizes if n >= len(coming)) <= 2 * 2, sizes

@@ -66,8 +66,10 @@ class CarryOver(Lane):
         done: set[str] = set()
         # links resolved as the indexer resolves them: the vault as the sync leaves it
         # (the notes it creates, and those a long sync it let in has still to index)
-        # (a few notes, no map held: the store's link keys, ``Catalogue.link_lookup``)
-        many = len(edits) + len(moved) > ADD_ONE_BY_ONE
+        # (a few notes, no map held: the store's link keys, ``Catalogue.link_lookup``;
+        # many to come, a map: the store's keys would hold them all in each note's index)
+        coming = list(coming)
+        many = len(edits) + len(moved) + len(coming) > ADD_ONE_BY_ONE
         links = self.catalogue.link_lookup(coming, many=many)
         renamed = {new: old for old, new in moved}
         max_tokens = min(self.config.index.max_chunk_tokens, self.embedding.max_tokens)
