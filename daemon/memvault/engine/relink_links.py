@@ -160,10 +160,7 @@ def before_moves(
     the attachments the transaction records (new or changed, and gone), so a key read
     after it reads them as they were (``after_moves``)."""
     every = {**dict(passed), **moves}
-    keys = names_keys(moved_names(every))
-    for old, new in moves.items():  # a moved note's links, from where it was and is
-        for r in store.links(old):
-            keys |= wanted_keys(r.target, old) | wanted_keys(r.target, new)
+    keys = names_keys(moved_names(every)) | _moved_links_keys(store, moves, done=False)
     out = KeyedLinks(stored(store), keys)
     seen = set(seen)  # those the store has not filed yet came in this batch
     known = {p for _, kind, p in store.keyed({key(p) for p in seen}) if kind == PATH}
@@ -171,16 +168,33 @@ def before_moves(
     return out
 
 
+def _moved_links_keys(store: Store, moves: Mapping[str, str], *, done: bool) -> set[str]:
+    """The keys the moved notes' stored links look up from where they were and are (read
+    under their new paths once the renames are ``done``): read at once, not a query and a
+    new index each (a moved note of 4,000 links: 23 s, each key's files added to the
+    index built again)."""
+    keys: set[str] = set()
+    for old, new in moves.items():
+        for r in store.links(new if done else old):
+            keys |= wanted_keys(r.target, old) | wanted_keys(r.target, new)
+    return keys
+
+
 def journalled(store: Store, moves: Mapping[str, str]) -> KeyedLinks:
     """The "before" index of a relink finished later (``relink_journal.resume``: the
-    renames long done), the store read with ``moves`` undone, the moved names' keys at
-    once (``Catalogue.link_index_before``'s answers)."""
-    return KeyedLinks(undone(store, moves), names_keys(moved_names(moves)))
+    renames long done), the store read with ``moves`` undone, the moved names' keys and
+    the moved notes' links' at once (``Catalogue.link_index_before``'s answers)."""
+    keys = names_keys(moved_names(moves)) | _moved_links_keys(store, moves, done=True)
+    return KeyedLinks(undone(store, moves), keys)
 
 
-def now(store: Store) -> KeyedLinks:
-    """The index of the store as it is, read a key at a time as asked."""
-    return KeyedLinks(stored(store))
+def now(store: Store, moves: Mapping[str, str] | None = None) -> KeyedLinks:
+    """The index of the store as it is, read a key at a time as asked; the keys a relink
+    of ``moves`` done asks (``journalled``'s) at once."""
+    if not moves:
+        return KeyedLinks(stored(store))
+    keys = names_keys(moved_names(moves)) | _moved_links_keys(store, moves, done=True)
+    return KeyedLinks(stored(store), keys)
 
 
 def after_moves(store: Store, moves: Mapping[str, str], before: KeyedLinks) -> KeyedLinks:
