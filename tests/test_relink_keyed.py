@@ -527,3 +527,48 @@ def test_a_relink_finished_after_a_kill_reads_a_moved_hubs_links_at_once(
     assert calls.count("keyed") < 20, calls.count("keyed")
     assert _files(keyed) == _files(mapped)
     assert "[[h/n7]]" in (keyed / new).read_text(encoding="utf-8")
+
+
+def test_a_moved_note_gaining_many_links_in_its_batch_grows_its_index_not_rebuilds_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A moved note edited in the same batch (a pull, a script) gained links its stored
+    rows do not hold: each is read when asked, a key at a time, and the files it brings
+    are added to the keyed index (``LinkIndex.with_files``), not the index of every file
+    read so far built again for each (2,000 new links: 5.4 s of CPU, the map's 0.17 s);
+    the files written are the map's."""
+    n = 300
+    old, new = "h/hub.md", "x/hub.md"
+    written = {}
+    real = LinkIndex.__init__
+    for held in (True, False):
+        root = new_vault(tmp_path, f"held-{held}")
+        for i in range(n):
+            write(root, f"a/n{i}.md", f"# N{i}\n")
+        write(root, "h/n7.md", "# Another n7\n")  # beside the hub: its [[n7]], then ambiguous
+        write(root, old, "# Hub\n")
+        with open_vault(root) as v:
+            v.sync()
+        write(root, old, "# Hub\n\n" + "".join(f"- [[n{i}]]\n" for i in range(n)))
+        (root / "x").mkdir()
+        os.rename(root / old, root / new)
+        sizes: list[int] = []
+
+        def counted(
+            self: LinkIndex, files: Any, *a: Any, _sizes: list[int] = sizes, **kw: Any
+        ) -> None:
+            files = list(files)
+            _sizes.append(len(files))
+            real(self, files, *a, **kw)
+
+        with open_vault(root) as v:
+            if held:
+                v.engine.catalogue.link_index()  # as a daemon holds it: the map's relink
+            with monkeypatch.context() as spying:
+                spying.setattr(LinkIndex, "__init__", counted)
+                v.sync([old, new], moves=[(old, new)])
+        if not held:
+            assert sum(1 for s in sizes if s > 50) < 20, len(sizes)
+        written[held] = _files(root)
+    assert written[True] == written[False]
+    assert "[[h/n7]]" in written[False]["x/hub.md"].decode()
