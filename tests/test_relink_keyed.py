@@ -375,6 +375,19 @@ def test_a_context_with_no_daemon_adds_the_linked_notes_the_map_adds(
     assert got[True] == got[False]
 
 
+def _killed_after_renames(root: Path, old: str, new: str) -> None:
+    """``old`` renamed ``new`` on disk, indexed and journalled, never relinked: what a
+    sync killed after its renames' transaction leaves."""
+    with open_vault(root) as v:
+        v.sync()
+        store = v.engine.store
+        with store.transaction() as conn:
+            store.rename_note(conn, old, new)
+            store.journal_relink(conn, {old: new})
+    (root / new).parent.mkdir(parents=True, exist_ok=True)
+    os.rename(root / old, root / new)
+
+
 def test_a_relink_a_kill_cut_short_is_finished_as_the_map_finishes_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -386,14 +399,7 @@ def test_a_relink_a_kill_cut_short_is_finished_as_the_map_finishes_it(
     roots = new_vault(tmp_path, "keyed"), new_vault(tmp_path, "mapped")
     for root in roots:
         _linked_vault(root)
-        with open_vault(root) as v:
-            v.sync()
-            store = v.engine.store
-            with store.transaction() as conn:  # what a kill after this transaction leaves
-                store.rename_note(conn, old, new)
-                store.journal_relink(conn, {old: new})
-        (root / new).parent.mkdir(parents=True, exist_ok=True)
-        os.rename(root / old, root / new)
+        _killed_after_renames(root, old, new)
     keyed, mapped = roots
     with open_vault(mapped) as v:
         v.engine.catalogue.link_index()  # held, as a daemon holds it
@@ -506,14 +512,7 @@ def test_a_relink_finished_after_a_kill_reads_a_moved_hubs_links_at_once(
             write(root, f"a/n{i}.md", f"# N{i}\n")
         write(root, "h/n7.md", "# Another n7\n")  # beside the hub: its [[n7]], then ambiguous
         write(root, old, "# Hub\n\n" + "".join(f"- [[n{i}]]\n" for i in range(n)))
-        with open_vault(root) as v:
-            v.sync()
-            store = v.engine.store
-            with store.transaction() as conn:  # what a kill after this transaction leaves
-                store.rename_note(conn, old, new)
-                store.journal_relink(conn, {old: new})
-        (root / "x").mkdir()
-        os.rename(root / old, root / new)
+        _killed_after_renames(root, old, new)
     keyed, mapped = roots
     with open_vault(mapped) as v:
         v.engine.catalogue.link_index()  # held, as a daemon holds it
