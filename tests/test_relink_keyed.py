@@ -22,7 +22,7 @@ import pytest
 from helpers import new_vault, open_vault, write
 from memvault.core.relink import moved_names, relink_note
 from memvault.core.wikilinks import LinkIndex, find_links
-from memvault.engine.relink_links import KeyedLinks, after_moves, before_moves
+from memvault.engine.relink_links import KeyedLinks, after_moves, before_moves, journalled
 from memvault.index.store import Store
 from test_stored_links import NAMES, _forms, _vault
 
@@ -571,3 +571,21 @@ def test_a_moved_note_gaining_many_links_in_its_batch_grows_its_index_not_rebuil
         written[held] = _files(root)
     assert written[True] == written[False]
     assert "[[h/n7]]" in written[False]["x/hub.md"].decode()
+
+
+def test_a_journalled_move_whose_file_went_puts_nothing_back(tmp_path: Path) -> None:
+    """A move the journal still holds whose file went since (deleted while a note waited
+    for its links): the keyed "before" puts no file back at its old path, as the map
+    with the moves undone does not (``Catalogue.link_index_before``): not a twin of
+    another spelling of that path, which made a link to that one ambiguous."""
+    root = new_vault(tmp_path)
+    write(root, "people/ana.md", "# ana\n")
+    with open_vault(root) as v:
+        v.sync()
+        moves = {"People/Ana.md": "gone/Ana.md"}  # gone/Ana.md: not in the store
+        keyed = journalled(v.engine.store, moves)
+        full = v.engine.catalogue.link_index_before(moves)
+        for target in ("People/Ana", "people/ana", "ana", "ANA.md"):
+            assert keyed.resolve(target, "x.md") == full.resolve(target, "x.md"), target
+        assert keyed.name_matches("Ana") == full.name_matches("Ana")
+        assert ("People/Ana.md" in keyed) == ("People/Ana.md" in full)

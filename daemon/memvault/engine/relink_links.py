@@ -64,13 +64,18 @@ def undone(
     back = {new: old for old, new in moves.items()}
     now = stored(store)
     gone = set(came)
+    there: list[set[str]] = []  # the moves' new paths the store holds (read once)
 
     def fetch(keys: set[str]) -> Files:
         files, aliases = now(keys)
         files = {p for p in files if p not in back and p not in gone}
         aliases = {p: a for p, a in aliases.items() if p not in back}
         held = store.aliases_held(back)
+        if not there:  # a journalled move whose file went since: nothing to put back
+            there.append({p for _, kind, p in store.keyed({key(n) for n in back}) if kind == PATH})
         for new, old in back.items():
+            if new not in there[0]:
+                continue
             rows = key_rows(old, held.get(new, ()), 1)
             if any(k in keys for k, _, _, _ in rows):
                 files.add(old)
