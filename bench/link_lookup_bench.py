@@ -25,8 +25,10 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 
-CHILD = r"""
+# the child's CPU inside the functions ``timed`` wraps, counted once when nested
+TIMER = r"""
 import json, sys, time
 from memvault.api import Vault
 from memvault.core import wikilinks
@@ -44,6 +46,10 @@ def timed(fn):
             if t is not None:
                 spent[0] += time.process_time() - t
     return wrapper
+"""
+CHILD = (
+    TIMER
+    + r"""
 targets = [(wikilinks.LinkIndex, n) for n in ("__init__", "resolve", "__contains__", "with_files")]
 targets += [(catalogue.Catalogue, n) for n in ("link_index", "link_index_with", "link_lookup")]
 try:
@@ -65,24 +71,26 @@ added = time.process_time() - t1
 v.close()
 print(json.dumps({"links": spent[0], "add": added, "open": opened}))
 """
+)
 
 
 def run(code: str, vault: str, title: str) -> dict[str, float]:
+    return run_child(CHILD, code, vault, title)
+
+
+def run_child(script: str, code: str, *argv: str) -> dict[str, float]:
+    """``script`` in a fresh Python on ``code`` (the hash embedder): the JSON of its last
+    line, and its wall time."""
     env = {**os.environ, "PYTHONPATH": code, "MEMVAULT_INDEX_MODEL": "hash"}
     start = time.perf_counter()
-    proc = subprocess.Popen(
-        [sys.executable, "-c", CHILD, vault, title],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    proc = subprocess.run(
+        [sys.executable, "-c", script, *argv], env=env, capture_output=True, text=True, check=False
     )
-    out, err = proc.communicate()
     if proc.returncode:
-        raise SystemExit(f"{code} failed:\n{err[-2000:]}")
-    got = json.loads(out.strip().splitlines()[-1])
+        raise SystemExit(f"{code} failed:\n{proc.stderr[-3000:]}")
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
     got["wall"] = time.perf_counter() - start
-    return got
+    return dict(got)
 
 
 def main() -> None:
@@ -90,13 +98,27 @@ def main() -> None:
     ap.add_argument("--code", action="append", required=True, help="name=PYTHONPATH:VAULT")
     ap.add_argument("--runs", type=int, default=5)
     args = ap.parse_args()
-    codes = [(c.split("=", 1)[0], *c.split("=", 1)[1].split(":", 1)) for c in args.code]
+    alternate(
+        args.code,
+        args.runs,
+        lambda name, code, vault, i: run(
+            code, vault, f"Bench note links59 {name} {i} {time.time_ns()}"
+        ),
+    )
+
+
+def alternate(
+    specs: list[str], runs: int, one: Callable[[str, str, str, int], dict[str, float]]
+) -> None:
+    """``one(name, code, vault, i)`` for each code (``name=PYTHONPATH:VAULT``), alternated,
+    ``runs`` + 1 times (the first apart); each run's child CPU added; medians printed."""
+    codes = [(c.split("=", 1)[0], *c.split("=", 1)[1].split(":", 1)) for c in specs]
     first: dict[str, dict[str, float]] = {}
     results: dict[str, list[dict[str, float]]] = {name: [] for name, _, _ in codes}
-    for i in range(args.runs + 1):
+    for i in range(runs + 1):
         for name, code, vault in codes if i % 2 == 0 else reversed(codes):
             before = os.times()
-            got = run(code, vault, f"Bench note links59 {name} {i} {time.time_ns()}")
+            got = one(name, code, vault, i)
             after = os.times()
             got["process"] = (after.children_user - before.children_user) + (
                 after.children_system - before.children_system
@@ -109,7 +131,7 @@ def main() -> None:
     print("\nfirst run of each (upgrade if any):")
     for name, got in first.items():
         print(f"  {name}: {json.dumps({k: round(v, 3) for k, v in got.items()})}")
-    print(f"\nmedians of {args.runs} alternated runs (CPU s; wall s):")
+    print(f"\nmedians of {runs} alternated runs (CPU s; wall s):")
     for name, rows in results.items():
         med = {k: round(statistics.median(r[k] for r in rows), 3) for k in rows[0]}
         print(f"  {name}: {json.dumps(med)}")

@@ -26,8 +26,9 @@ from memvault.config import VaultConfig
 from memvault.core.changes import ChangeSet
 from memvault.core.relink import Relinked as Rewrite
 from memvault.core.results import SyncReport
+from memvault.core.wikilinks import LinkIndex
 from memvault.engine import link_verdicts as verdicts
-from memvault.engine import relink_journal
+from memvault.engine import relink_journal, relink_links
 from memvault.engine.attachments import AttachmentChanges, Attachments
 from memvault.engine.carry_over import CarryOver
 from memvault.engine.catalogue import Catalogue
@@ -78,9 +79,19 @@ class Applier:
             # cleared until MEMORY.md is brought up to date: a kill in between is healed
             self.store.set_meta("memory_synced", "")
             self.linker.rows_changing()
-        before = after = None
+        before: LinkIndex | None = None
+        after: LinkIndex | None = None
         if moves or changes.passed:  # passed: names a note had between two looks
-            before = self.catalogue.link_index()
+            # a few moves, no map held: the files under the keys their links look up
+            few = relink_links.few(moves, changes.passed, self.catalogue.holds_link_index())
+            keyed = (
+                relink_links.before_moves(
+                    self.store, moves, changes.passed, attachments.seen, attachments.gone
+                )
+                if few
+                else None
+            )
+            before = keyed or self.catalogue.link_index()
             relinking = self.config.vault.update_links_on_rename
             with self.store.transaction() as conn:
                 for old, new in changes.moved:
@@ -90,7 +101,11 @@ class Applier:
                     self.store.journal_relink(conn, moves)
             if moves or attachments:  # (a name that only passed moved no file it holds)
                 self.catalogue.files_changed()
-            after = self.catalogue.link_index()
+            after = (
+                relink_links.after_moves(self.store, moves, keyed)
+                if keyed is not None
+                else self.catalogue.link_index()
+            )
             if relinking:
                 relinked, problems, edits, kept_changing = self.linker.relink(
                     moves, before, after, changes.created + changes.modified, changes.passed

@@ -24,10 +24,11 @@ from memvault.core.about import about_text
 from memvault.core.carry import carry
 from memvault.core.relink import Relinked
 from memvault.core.text import Decoded, NotText, encode, sha256_bytes
-from memvault.core.wikilinks import LinkIndex
+from memvault.engine.catalogue import ADD_ONE_BY_ONE
 from memvault.engine.embedding import note_of
 from memvault.engine.indexer import link_row
 from memvault.engine.lane import Lane
+from memvault.engine.stored_links import LinkLookup, answering
 from memvault.errors import NoteNotFound, UnsafePath
 from memvault.index.rows import LinkRow, NewChunk, NoteRow
 from memvault.vault.swap import Written
@@ -65,7 +66,11 @@ class CarryOver(Lane):
         done: set[str] = set()
         # links resolved as the indexer resolves them: the vault as the sync leaves it
         # (the notes it creates, and those a long sync it let in has still to index)
-        links = self.catalogue.link_index_with(coming)
+        # (a few notes, no map held: the store's link keys, ``Catalogue.link_lookup``;
+        # many to come, a map: the store's keys would hold them all in each note's index)
+        coming = list(coming)
+        many = len(edits) + len(moved) + len(coming) > ADD_ONE_BY_ONE
+        links = self.catalogue.link_lookup(coming, many=many)
         renamed = {new: old for old, new in moved}
         max_tokens = min(self.config.index.max_chunk_tokens, self.embedding.max_tokens)
         ready: list[_Ready] = []
@@ -204,9 +209,10 @@ class CarryOver(Lane):
         links: list[_Link] = [(k.line, k.target, k.anchor, k.kind, k.embed) for k in plan.links]
         return plan.text, links, moved
 
-    def _resolved(self, path: str, found: list[_Link], links: LinkIndex) -> list[LinkRow]:
-        """Link rows resolved against ``links``."""
-        return [link_row(path, *link, links) for link in found]
+    def _resolved(self, path: str, found: list[_Link], links: LinkLookup) -> list[LinkRow]:
+        """Link rows resolved against ``links`` (the note's looked up at once)."""
+        ask = answering(links, [(link[1], path) for link in found])
+        return [link_row(path, *link, ask) for link in found]
 
     def _commit(self, ready: list[_Ready]) -> None:
         with (

@@ -379,8 +379,10 @@ class Catalogue:
         if (parts := address_parts(address)) is None:
             return None
         target = parts[0].strip("/")
-        res = self.link_index().resolve(target, "")
-        found = res.verdict == "resolved" and res.path in self.notes()
+        # the map when held, else the store's link keys: a `memvault get` with no daemon
+        # built the map of every file and read every row for one note (issue 27)
+        res = self.link_lookup().resolve(target, "")
+        found = res.verdict == "resolved" and res.path and self.rows_of([res.path])
         if found and res.path:
             return res.path, parts[1]
         named = [p for p in res.candidates if link_name(p) == link_name(target)]  # no aliases

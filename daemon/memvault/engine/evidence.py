@@ -19,6 +19,7 @@ from memvault.core.ranking import nearest_kept, rare_kept, with_evidence
 from memvault.core.text import sha256_text
 from memvault.engine import link_verdicts as verdicts
 from memvault.engine.rare_lines import rare_word
+from memvault.engine.stored_links import leads
 
 if TYPE_CHECKING:
     import numpy as np
@@ -225,12 +226,11 @@ def _leads(store: Store, catalogue: Catalogue) -> Callable[[str], list[tuple[int
             ]
 
         return stored
-    index = catalogue.link_index()
+    lookup = catalogue.link_lookup()  # no map held: the store's link keys
 
     def resolved(path: str) -> list[tuple[int, str]]:
         out = []
-        for link in store.links(path):
-            res = index.resolve(link.target, path)
+        for link, res in leads(lookup, store.links(path)):
             if res.verdict in LINKED and res.path and res.path != path:
                 out.append((link.line, res.path))
         return out

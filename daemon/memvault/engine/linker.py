@@ -19,7 +19,7 @@ from memvault.core.conflicts import left_as_git_wrote_it
 from memvault.core.folder_merge import folded
 from memvault.core.linkcheck import link_format
 from memvault.core.memory_order import SectionRule, in_folder
-from memvault.core.relink import relink_note
+from memvault.core.relink import moved_names, relink_note
 from memvault.core.results import LinkProblem
 from memvault.core.text import NotText
 from memvault.core.wikilinks import LinkFormat, LinkIndex, find_links
@@ -544,11 +544,13 @@ def _relink_in_style(
     """Re-target MEMORY.md's links after a move in the person's style, line by line: a
     line whose links name vault paths (``[[people/tom]]``, as memvault's own lines do)
     gets vault paths again; any other, the vault's ``newLinkFormat``."""
-    short = relink_note(text, rel, rel, before, after, dict(moves), fmt)
+    # MEMORY.md does not move: only links with a moved file's name can lead elsewhere
+    names = moved_names(moves)
+    short = relink_note(text, rel, rel, before, after, dict(moves), fmt, names)
     left.update(short.skipped)
     if fmt == "absolute" or short.text == text:
         return short.text
-    full = relink_note(text, rel, rel, before, after, dict(moves), "absolute")
+    full = relink_note(text, rel, rel, before, after, dict(moves), "absolute", names)
     old, a, b = text.split("\n"), short.text.split("\n"), full.text.split("\n")
     if not len(old) == len(a) == len(b):
         return short.text

@@ -37,6 +37,7 @@ from memvault.core.wikilinks import find_links
 from memvault.engine import memory_names as N
 from memvault.engine.memory_views import MemoryViews
 from memvault.engine.name_twins import NameTwins
+from memvault.engine.stored_links import answering
 from memvault.errors import (
     FileBusy,
     MemoryToolError,
@@ -359,7 +360,8 @@ class MemoryCommands:
             # agent's (an auto-memory index line, outside the markers) are kept and dangle
             linking = self._still_in_memory(linking)
         restore = trash.relative_to(self.fs.root).as_posix()
-        resolve = self.catalogue.link_index().resolve if linking else None
+        asked = [(t, source) for source, links in linking.items() for t, _ in links]
+        resolve = answering(self.catalogue.link_lookup(), asked).resolve if linking else None
         return f"Successfully deleted {path}" + T.dangling(linking, resolve, restore)
 
     def _still_in_memory(

@@ -46,6 +46,7 @@ from memvault.engine.long_notes import line_range as _line_range
 from memvault.engine.long_notes import past_cap
 from memvault.engine.long_notes import section as _section
 from memvault.engine.rare_lines import RareWord, rare_first, rare_word
+from memvault.engine.stored_links import leads
 from memvault.engine.this_copy import elsewhere, marked, row_of
 from memvault.errors import BadRequest, NoteNotFound
 from memvault.index.rows import ChunkRow, NoteRow
@@ -369,11 +370,10 @@ class Reader(Lane):
         past the filler bar; with whole chunks nothing does)."""
         floor = min((h.score for h in hits), default=0.0) if self.config.context.excerpts else 0.0
         out: list[Hit] = []
-        idx = self.catalogue.link_index()
+        lookup = self.catalogue.link_lookup()  # no map held (no daemon): the link keys
         seen = set(already)
         for source in sources:
-            for link in self.store.links(source):
-                res = idx.resolve(link.target, source)
+            for _, res in leads(lookup, self.store.links(source)):
                 if res.verdict not in ("resolved", "alias") or not res.path:
                     continue
                 target = res.path

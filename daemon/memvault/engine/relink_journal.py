@@ -30,6 +30,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from memvault.engine import relink_links
+
 if TYPE_CHECKING:
     from memvault.engine.catalogue import Catalogue
     from memvault.engine.linker import Linker
@@ -105,12 +107,16 @@ def resume(store: Store, catalogue: Catalogue, linker: Linker, relinking: bool) 
         log.warning(
             "finishing the link repair of %d moved files that was interrupted", len(pending)
         )
-    after = catalogue.link_index()
+    # a few moves, no map held (a CLI's sync): the store's link keys (relink_links)
+    keyed = relink_links.few(pending, (), catalogue.holds_link_index())
+    after = relink_links.now(store, pending) if keyed else catalogue.link_index()
     written_notes: set[str] = set()
     waited: set[str] = set()
     warnings: tuple[str, ...] = ()
     for layer in layers(pending):  # a file at one old path a layer: one "before" each
-        before = catalogue.link_index_before(layer)
+        before = (
+            relink_links.journalled(store, layer) if keyed else catalogue.link_index_before(layer)
+        )
         done = linker.relink(layer, before, after, only=only)
         written_notes.update(done.written)
         waited.update(done.waiting)

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import posixpath
 import unicodedata
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Protocol
 
 from memvault.core.text import js_trim
 from memvault.core.wikilinks import LinkIndex, Resolution, key
 from memvault.index.link_keys import ALIAS, PATH
+from memvault.index.rows import LinkRow
 from memvault.index.store import Store
 
 
@@ -123,6 +124,14 @@ def answering(links: LinkLookup, pairs: Iterable[tuple[str, str]]) -> LinkLookup
     return links.index_for(pairs) if isinstance(links, StoredLinks) else links
 
 
+def leads(links: LinkLookup, rows: Sequence[LinkRow]) -> Iterator[tuple[LinkRow, Resolution]]:
+    """Each of these link rows (a note's, as stored) with where it leads now, looked up
+    together (``answering``)."""
+    ask = answering(links, [(r.target, r.source) for r in rows])
+    for r in rows:
+        yield r, ask.resolve(r.target, r.source)
+
+
 def resolver_of(links: LinkLookup, source: str) -> Callable[[str], str | None]:
     """``target -> path`` for links written in ``source`` (aliases count; None if not),
     each target asked once (MEMORY.md's lines are read twice). ``StoredLinks`` looks up
@@ -149,4 +158,4 @@ def _spelt_among(path: str, by_key: dict[str, set[str]]) -> bool:
     return any(unicodedata.normalize("NFC", p) == nfc for p in by_key.get(key(path), ()))
 
 
-__all__ = ["LinkLookup", "StoredLinks", "answering", "resolver_of", "wanted_keys"]
+__all__ = ["LinkLookup", "StoredLinks", "answering", "leads", "resolver_of", "wanted_keys"]
