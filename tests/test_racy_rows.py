@@ -1,0 +1,159 @@
+"""A second save in the same clock tick is never missed (git's "racy clean" problem,
+engine/racy_rows.py). A note saved, synced, then saved again at the same size within
+the file system's tick (exFAT and HFS+ keep whole seconds, FAT two, ext4 a jiffy) keeps
+the (size, mtime) its row recorded; taken for unchanged, the second save was missed by
+every later sync, ``status``, ``links check``, the daemon and the door until the note
+changed again. Here the coarse clock is what ``os.utime`` gives back: the exact mtime
+the row recorded. Real files, real SQLite, a real daemon process, the real door."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from helpers import DaemonProcess, eventually, memvault_env, note, open_vault, run_memvault, write
+from memvault.core.changes import Seen
+from memvault.door import VaultDoor
+from memvault.engine import racy_rows
+from memvault.index.embedder import HashEmbedder
+from memvault.vault.template import init_vault
+
+NOTE = "notes/racy.md"
+
+
+def first(word: str) -> str:
+    return note("Racy", "A note saved twice in one tick", f"The word is {word}.")
+
+
+def save_in_the_same_tick(path: Path, text: str) -> None:
+    """``text`` saved over ``path`` (the same size), its mtime as it was: what a file
+    system keeping coarse times gives a save within the tick of the one before."""
+    st = path.stat()
+    assert len(text.encode()) == st.st_size
+    path.write_text(text, encoding="utf-8")
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert (path.stat().st_size, path.stat().st_mtime_ns) == (st.st_size, st.st_mtime_ns)
+
+
+def found(v: Any, word: str) -> bool:
+    return any(word in h.text for h in v.search(word, k=20))
+
+
+def test_the_pure_rule_keeps_a_row_racy_until_a_look_finds_it_old() -> None:
+    looked = 10 * racy_rows.WINDOW_NS
+    young, old = looked - racy_rows.WINDOW_NS + 1, looked - racy_rows.WINDOW_NS - 1
+    assert racy_rows.is_racy(young, looked) and racy_rows.is_racy(looked + 5, looked)
+    assert not racy_rows.is_racy(old, looked)
+    after = racy_rows.settled(
+        {"a.md", "b.md", "gone.md"},
+        looked,
+        {"a.md": Seen(1, young), "b.md": Seen(1, old)},
+        {"gone.md": None, "new.md": young, "old.md": old},
+    )
+    assert after == {"a.md", "new.md"}
+
+
+def test_a_second_save_in_the_same_tick_is_seen_by_every_cold_command(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    init_vault(root)
+    path = write(root, NOTE, first("alpha1"))
+    env = memvault_env(tmp_path)
+    with open_vault(root) as v:
+        v.sync()
+        assert found(v, "alpha1")
+    save_in_the_same_tick(path, first("bravo2"))
+    # a new process's status counts it changed; links check reads it
+    status = run_memvault("status", "--json", "--vault", str(root), env=env)
+    assert status.stdout, status.stderr
+    data = json.loads(status.stdout)
+    index = data.get("index", data)
+    assert NOTE in index["pending"], status.stdout[:2000]
+    # a new process's sync indexes it; a later one keeps it
+    synced = run_memvault("sync", "--vault", str(root), env=env)
+    assert synced.returncode == 0, synced.stderr
+    with open_vault(root) as v:
+        assert found(v, "bravo2") and not found(v, "alpha1")
+        v.sync()
+        assert found(v, "bravo2")
+
+
+def test_links_check_reads_a_racy_note_again(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    init_vault(root)
+    path = write(root, NOTE, first("[[Racy]]"))
+    env = memvault_env(tmp_path)
+
+    def problems() -> list[str]:
+        checked = run_memvault("links", "check", "--json", "--vault", str(root), env=env)
+        assert checked.stdout, checked.stderr
+        return [p["target"] for p in json.loads(checked.stdout)["problems"] if p["source"] == NOTE]
+
+    with open_vault(root) as v:
+        v.sync()
+    assert problems() == []
+    save_in_the_same_tick(path, first("[[Nowh]]"))
+    assert problems() == ["Nowh"]
+
+
+def test_a_racy_row_is_trusted_once_old_and_an_idle_sync_writes_nothing(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    init_vault(root)
+    path = write(root, NOTE, first("alpha1"))
+    with open_vault(root) as v:
+        v.sync()
+        assert NOTE in racy_rows.recorded(v.engine.store)  # just written: not trusted yet
+        save_in_the_same_tick(path, first("bravo2"))
+        v.sync()
+        assert found(v, "bravo2")
+        old = path.stat().st_mtime_ns - 60 * 10**9  # a minute older: trusted at the next look
+        os.utime(path, ns=(old, old))
+        v.sync()
+        assert NOTE not in racy_rows.recorded(v.engine.store)
+        index = root / ".memvault" / "index.db"
+        before = index.stat().st_mtime_ns, os.stat(str(index) + "-wal").st_size
+        v.sync()
+        assert (index.stat().st_mtime_ns, os.stat(str(index) + "-wal").st_size) == before
+
+
+def test_the_door_kept_vault_sees_a_second_save_in_the_same_tick(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    init_vault(root)
+    with open_vault(root) as v:
+        v.sync()
+    door = VaultDoor(root, {"embedder": HashEmbedder()})
+    try:
+        door.run(lambda v: None, "read")
+        path = write(root, NOTE, first("alpha1"))
+        assert door.run(lambda v: found(v, "alpha1"), "read")
+        save_in_the_same_tick(path, first("bravo2"))
+        assert door.run(lambda v: found(v, "bravo2"), "read")
+        assert door.run(lambda v: found(v, "bravo2"), "read")  # and at every call after
+    finally:
+        door.close()
+
+
+def test_the_daemon_indexes_a_second_save_in_the_same_tick(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    init_vault(root)
+    path = write(root, NOTE, first("alpha1"))
+    daemon = DaemonProcess(tmp_path, root)
+    try:
+        info = daemon.ready(answering=True)
+        url, headers = f"http://127.0.0.1:{info['port']}", {"Authorization": f"Bearer {info['token']}"}
+
+        def has(word: str) -> bool:
+            got = httpx.post(
+                f"{url}/search", json={"query": word, "k": 20}, headers=headers, trust_env=False
+            )
+            got.raise_for_status()
+            return any(word in h["text"] for h in got.json()["hits"])
+
+        eventually(lambda: has("alpha1"), 60, "the first save indexed")
+        save_in_the_same_tick(path, first("bravo2"))
+        eventually(lambda: has("bravo2"), 30, "the second save indexed")
+    finally:
+        daemon.stop()
