@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,16 @@ NOTE = "notes/racy.md"
 
 def first(word: str) -> str:
     return note("Racy", "A note saved twice in one tick", f"The word is {word}.")
+
+
+def saved(root: Path, text: str) -> Path:
+    """The note's first save, its mtime a minute ahead (a file server's clock ahead of
+    this machine's): the sync after it looks within the file system's tick of it, as a
+    coarse clock's does, however long a loaded machine takes to get there."""
+    path = write(root, NOTE, text)
+    ahead = time.time_ns() + 60 * 10**9
+    os.utime(path, ns=(ahead, ahead))
+    return path
 
 
 def save_in_the_same_tick(path: Path, text: str) -> None:
@@ -60,7 +71,7 @@ def test_the_pure_rule_keeps_a_row_racy_until_a_look_finds_it_old() -> None:
 def test_a_second_save_in_the_same_tick_is_seen_by_every_cold_command(tmp_path: Path) -> None:
     root = tmp_path / "vault"
     init_vault(root)
-    path = write(root, NOTE, first("alpha1"))
+    path = saved(root, first("alpha1"))
     env = memvault_env(tmp_path)
     with open_vault(root) as v:
         v.sync()
@@ -84,7 +95,7 @@ def test_a_second_save_in_the_same_tick_is_seen_by_every_cold_command(tmp_path: 
 def test_links_check_reads_a_racy_note_again(tmp_path: Path) -> None:
     root = tmp_path / "vault"
     init_vault(root)
-    path = write(root, NOTE, first("[[Racy]]"))
+    path = saved(root, first("[[Racy]]"))
     env = memvault_env(tmp_path)
 
     def problems() -> list[str]:
@@ -102,14 +113,14 @@ def test_links_check_reads_a_racy_note_again(tmp_path: Path) -> None:
 def test_a_racy_row_is_trusted_once_old_and_an_idle_sync_writes_nothing(tmp_path: Path) -> None:
     root = tmp_path / "vault"
     init_vault(root)
-    path = write(root, NOTE, first("alpha1"))
+    path = saved(root, first("alpha1"))
     with open_vault(root) as v:
         v.sync()
         assert NOTE in racy_rows.recorded(v.engine.store)  # just written: not trusted yet
         save_in_the_same_tick(path, first("bravo2"))
         v.sync()
         assert found(v, "bravo2")
-        old = path.stat().st_mtime_ns - 60 * 10**9  # a minute older: trusted at the next look
+        old = time.time_ns() - 60 * 10**9  # a minute old: trusted at the next look
         os.utime(path, ns=(old, old))
         v.sync()
         assert NOTE not in racy_rows.recorded(v.engine.store)
@@ -127,7 +138,7 @@ def test_the_door_kept_vault_sees_a_second_save_in_the_same_tick(tmp_path: Path)
     door = VaultDoor(root, {"embedder": HashEmbedder()})
     try:
         door.run(lambda v: None, "read")
-        path = write(root, NOTE, first("alpha1"))
+        path = saved(root, first("alpha1"))
         assert door.run(lambda v: found(v, "alpha1"), "read")
         save_in_the_same_tick(path, first("bravo2"))
         assert door.run(lambda v: found(v, "bravo2"), "read")
@@ -139,10 +150,10 @@ def test_the_door_kept_vault_sees_a_second_save_in_the_same_tick(tmp_path: Path)
 def test_the_daemon_indexes_a_second_save_in_the_same_tick(tmp_path: Path) -> None:
     root = tmp_path / "vault"
     init_vault(root)
-    path = write(root, NOTE, first("alpha1"))
     daemon = DaemonProcess(tmp_path, root)
     try:
         info = daemon.ready(answering=True)
+        path = saved(root, first("alpha1"))
         url, headers = f"http://127.0.0.1:{info['port']}", {"Authorization": f"Bearer {info['token']}"}
 
         def has(word: str) -> bool:
