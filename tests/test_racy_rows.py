@@ -19,7 +19,6 @@ import httpx
 from helpers import DaemonProcess, eventually, memvault_env, note, open_vault, run_memvault, write
 from memvault.core.changes import Seen
 from memvault.door import VaultDoor
-from memvault.engine import racy_rows
 from memvault.index.embedder import HashEmbedder
 from memvault.vault.template import init_vault
 
@@ -55,6 +54,8 @@ def found(v: Any, word: str) -> bool:
 
 
 def test_the_pure_rule_keeps_a_row_racy_until_a_look_finds_it_old() -> None:
+    from memvault.engine import racy_rows
+
     looked = 10 * racy_rows.WINDOW_NS
     young, old = looked - racy_rows.WINDOW_NS + 1, looked - racy_rows.WINDOW_NS - 1
     assert racy_rows.is_racy(young, looked) and racy_rows.is_racy(looked + 5, looked)
@@ -68,27 +69,33 @@ def test_the_pure_rule_keeps_a_row_racy_until_a_look_finds_it_old() -> None:
     assert after == {"a.md", "new.md"}
 
 
-def test_a_second_save_in_the_same_tick_is_seen_by_every_cold_command(tmp_path: Path) -> None:
+def racy_vault(tmp_path: Path) -> Path:
+    """A vault whose note was saved, synced, and saved again in the same tick."""
     root = tmp_path / "vault"
     init_vault(root)
     path = saved(root, first("alpha1"))
-    env = memvault_env(tmp_path)
     with open_vault(root) as v:
         v.sync()
         assert found(v, "alpha1")
     save_in_the_same_tick(path, first("bravo2"))
-    # a new process's status counts it changed; links check reads it
-    status = run_memvault("status", "--json", "--vault", str(root), env=env)
+    return root
+
+
+def test_status_in_a_new_process_counts_a_second_save_in_the_same_tick(tmp_path: Path) -> None:
+    root = racy_vault(tmp_path)
+    status = run_memvault("status", "--json", "--vault", str(root), env=memvault_env(tmp_path))
     assert status.stdout, status.stderr
-    data = json.loads(status.stdout)
-    index = data.get("index", data)
-    assert NOTE in index["pending"], status.stdout[:2000]
-    # a new process's sync indexes it; a later one keeps it
-    synced = run_memvault("sync", "--vault", str(root), env=env)
+    index = json.loads(status.stdout)["index"]
+    assert index["pending"] == [NOTE] and not index["matches_disk"], index
+
+
+def test_a_sync_in_a_new_process_indexes_a_second_save_in_the_same_tick(tmp_path: Path) -> None:
+    root = racy_vault(tmp_path)
+    synced = run_memvault("sync", "--vault", str(root), env=memvault_env(tmp_path))
     assert synced.returncode == 0, synced.stderr
     with open_vault(root) as v:
         assert found(v, "bravo2") and not found(v, "alpha1")
-        v.sync()
+        v.sync()  # and every sync after keeps it
         assert found(v, "bravo2")
 
 
@@ -111,6 +118,8 @@ def test_links_check_reads_a_racy_note_again(tmp_path: Path) -> None:
 
 
 def test_a_racy_row_is_trusted_once_old_and_an_idle_sync_writes_nothing(tmp_path: Path) -> None:
+    from memvault.engine import racy_rows
+
     root = tmp_path / "vault"
     init_vault(root)
     path = saved(root, first("alpha1"))
