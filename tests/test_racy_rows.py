@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from helpers import DaemonProcess, eventually, memvault_env, note, open_vault, run_memvault, write
 from memvault.core.changes import Seen
@@ -177,3 +178,18 @@ def test_the_daemon_indexes_a_second_save_in_the_same_tick(tmp_path: Path) -> No
         eventually(lambda: has("bravo2"), 30, "the second save indexed")
     finally:
         daemon.stop()
+
+
+def test_a_teams_writer_on_postgresql_indexes_a_second_save_in_the_same_tick(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The racy rows kept in the team's index (a real pgserver PostgreSQL): the writer's
+    status names the note, its next sync (a new process's Vault) indexes it."""
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    root = racy_vault(tmp_path)
+    with open_vault(root) as v:
+        assert v.status()["index"]["pending"] == [NOTE]
+        v.sync()
+        assert found(v, "bravo2") and not found(v, "alpha1")
+        assert v.status()["index"]["pending"] == []
