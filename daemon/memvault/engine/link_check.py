@@ -59,7 +59,8 @@ def link_problems(
     scan = scan if scan is not None else fs.scan()
     known = store.manifest()
     seen = scan.notes
-    stale = set(suspects(known, seen, racy_rows.recorded(store)))  # racy rows read again
+    stale = set(suspects(known, seen))
+    stale.update(racy_rows.changed(fs, racy_rows.recorded(store), known, seen))
     rows = {p for p in known if p in seen and p not in stale}  # indexed, unchanged
     indexed = store.paths_and_aliases()
     aliases = {p: a for p, a in indexed[1].items() if p in rows}

@@ -23,9 +23,10 @@ from __future__ import annotations
 import json
 from collections.abc import Collection, Mapping
 
-from memvault.core.changes import Seen
+from memvault.core.changes import Known, Seen
 from memvault.core.results import SyncReport
 from memvault.index.store import Store
+from memvault.vault.files import VaultFS
 
 KEY = "racy_rows"
 WINDOW_NS = 2_000_000_000  # FAT's 2 s: the coarsest tick of a file system a vault is on
@@ -44,6 +45,23 @@ def recorded(store: Store) -> frozenset[str]:
     if not isinstance(paths, list):  # not ours: hash nothing more, trust nothing less
         return frozenset()
     return frozenset(p for p in paths if isinstance(p, str))
+
+
+def changed(
+    fs: VaultFS, racy: Collection[str], known: Mapping[str, Known], seen: Mapping[str, Seen]
+) -> list[str]:
+    """Of the racy paths whose file has its row's size and mtime, those whose content
+    differs from the row's (each hashed): what a look that reads only the changed notes
+    (``link_check``) reads of them."""
+    same = [
+        p
+        for p in sorted(racy)
+        if (k := known.get(p)) is not None
+        and (s := seen.get(p)) is not None
+        and (k.size, k.mtime_ns) == (s.size, s.mtime_ns)
+    ]
+    hashes = fs.hashes(same) if same else {}
+    return [p for p in same if hashes.get(p) != known[p].sha256]
 
 
 def is_racy(mtime_ns: int, looked_ns: int) -> bool:
