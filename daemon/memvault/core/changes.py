@@ -111,9 +111,7 @@ def suspects(
     out = []
     for path, now in seen.items():
         row = rows.get(path)
-        if row is None or row[1] != now.size or row[2] != now.mtime_ns:
-            out.append(path)
-        elif racy and path in racy:
+        if row is None or row[1] != now.size or row[2] != now.mtime_ns or (racy and path in racy):
             out.append(path)
     return sorted(out)
 
