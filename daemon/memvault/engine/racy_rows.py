@@ -97,6 +97,7 @@ def written_paths(report: SyncReport, touched: Collection[str], memory: str) -> 
     out = {*report.created, *report.modified, *report.deleted, *touched}
     out.update(p for move in report.moved for p in move)
     out.update(report.relinked, report.folder_notes_written)
+    out.update(s.path for s in report.skipped)  # (a skipped file's row keeps its stat too)
     if report.memory_written:
         out.add(memory)
     return out
