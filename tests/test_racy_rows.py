@@ -17,7 +17,17 @@ from typing import Any
 import httpx
 import pytest
 
-from helpers import DaemonProcess, eventually, memvault_env, note, open_vault, run_memvault, write
+from helpers import (
+    DaemonProcess,
+    eventually,
+    memvault_env,
+    note,
+    open_vault,
+    rebuilt_snapshot,
+    run_memvault,
+    snapshot,
+    write,
+)
 from memvault.core.changes import Seen
 from memvault.door import VaultDoor
 from memvault.index.embedder import HashEmbedder
@@ -98,6 +108,13 @@ def test_a_sync_in_a_new_process_indexes_a_second_save_in_the_same_tick(tmp_path
         assert found(v, "bravo2") and not found(v, "alpha1")
         v.sync()  # and every sync after keeps it
         assert found(v, "bravo2")
+        # the row's mtime is the file's (MEMORY.md's orders and "updated" read it), and the
+        # index and MEMORY.md are what a fresh index of the same files gives
+        row = v.engine.store.note(NOTE)
+        assert row is not None and row.mtime_ns == (root / NOTE).stat().st_mtime_ns
+        assert snapshot(v) == rebuilt_snapshot(root, tmp_path)
+    (copy,) = tmp_path.glob("rebuild-*")
+    assert (root / "MEMORY.md").read_bytes() == (copy / "MEMORY.md").read_bytes()
 
 
 def test_links_check_in_a_new_process_reads_a_racy_note_again(tmp_path: Path) -> None:
