@@ -202,3 +202,35 @@ def test_a_teams_writer_on_postgresql_indexes_a_second_save_in_the_same_tick(
         v.sync()
         assert found(v, "bravo2") and not found(v, "alpha1")
         assert v.status()["index"]["pending"] == []
+
+
+def test_a_save_let_in_while_a_long_sync_steps_aside_stays_racy(tmp_path: Path) -> None:
+    """A reconcile steps aside between its batches (Applier.long_syncs); an agent's save
+    let in meanwhile syncs its note and keeps its row racy. The reconcile's own keeping
+    of the racy rows at its end (from the list it read at its start) must not drop it:
+    else a second save of that note in the same tick is missed for good."""
+    from memvault.engine import racy_rows
+
+    root = tmp_path / "vault"
+    init_vault(root)
+    old = time.time_ns() - 3600 * 10**9
+    for i in range(450):  # past one batch: a long sync, stepping aside
+        p = write(root, f"notes/old/n{i}.md", note(f"Old {i}", "old", f"old note {i}"))
+        os.utime(p, ns=(old, old))
+    let_in: list[str] = []
+    with open_vault(root) as v:
+        engine = v.engine
+
+        def between(_: Any) -> None:  # a batch done, the lock let go
+            if not let_in and engine._lock._owner is None:
+                let_in.append(NOTE)
+                saved(root, first("alpha1"))
+                engine.sync(paths=[NOTE], vectors=False)
+                assert NOTE in racy_rows.recorded(engine.store)
+
+        v.sync(progress=between)
+        assert let_in, "the long sync never stepped aside"
+        assert NOTE in racy_rows.recorded(engine.store)
+        save_in_the_same_tick(root / NOTE, first("bravo2"))
+        v.sync()
+        assert found(v, "bravo2") and not found(v, "alpha1")

@@ -313,7 +313,7 @@ class Engine:
             )
             checked = {p: seen[p] for p in racy if p in hashes and p in seen}
             written = racy_rows.written_paths(report, changes.touched, self.config.memory.file)
-            racy_rows.settle(self.store, racy, looked_ns, checked, written)
+            racy_rows.settle(self.store, looked_ns, checked, written)
             tell_problems(self.store, report, skipped if full else None)
             if self.linker.waits_for_git:  # git changed the tree under it: MEMORY.md by
                 self.unindexed(self.config.memory.file)  # a daemon's next batch, at once

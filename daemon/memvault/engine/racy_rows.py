@@ -105,20 +105,28 @@ def written_paths(report: SyncReport, touched: Collection[str], memory: str) -> 
 
 def settle(
     store: Store,
-    racy: frozenset[str],
     looked_ns: int,
     checked: Mapping[str, Seen],
     written: Collection[str],
 ) -> None:
     """Keep the racy paths after a sync (``settled``); nothing written when they are
-    the same. ``written``: the paths whose rows the sync wrote or dropped."""
+    the same. ``written``: the paths whose rows the sync wrote or dropped.
+
+    The list is read again here, not taken from the sync's start: a long sync steps
+    aside between its batches (``Applier.long_syncs``) and a save let in meanwhile kept
+    its own racy row, which this sync knows nothing of. For the same reason a path it
+    hashed again (``checked``) leaves only while its row is still the one it checked."""
     if not checked and not written:
         return
-    if len(written) > _MANY:
+    paths = {*written, *checked}
+    if len(paths) > _MANY:
         rows = store.manifest().rows
-        mtimes = {p: (rows[p][2] if p in rows else None) for p in written}
+        stats = {p: ((rows[p][1], rows[p][2]) if p in rows else None) for p in paths}
     else:
-        mtimes = {p: (r.mtime_ns if (r := store.note(p)) else None) for p in written}
-    after = settled(racy, looked_ns, checked, mtimes)
+        stats = {p: ((r.size, r.mtime_ns) if (r := store.note(p)) else None) for p in paths}
+    mtimes = {p: (s[1] if (s := stats[p]) else None) for p in written}
+    still = {p: now for p, now in checked.items() if stats[p] == (now.size, now.mtime_ns)}
+    racy = recorded(store)
+    after = settled(racy, looked_ns, still, mtimes)
     if after != racy and not store.read_only:
         store.set_meta(KEY, json.dumps(sorted(after), ensure_ascii=False))
