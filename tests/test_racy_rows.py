@@ -234,3 +234,19 @@ def test_a_save_let_in_while_a_long_sync_steps_aside_stays_racy(tmp_path: Path) 
         save_in_the_same_tick(root / NOTE, first("bravo2"))
         v.sync()
         assert found(v, "bravo2") and not found(v, "alpha1")
+
+
+def test_status_asked_again_in_one_process_counts_a_second_save_in_the_same_tick(
+    tmp_path: Path,
+) -> None:
+    """A daemon's /status is asked again and again in one process, which remembers the
+    hashes it read by file and stat (status.differing): a racy note's hash read before
+    its second save in the same tick must not be taken for the file's after it."""
+    root = tmp_path / "vault"
+    init_vault(root)
+    path = saved(root, first("alpha1"))
+    with open_vault(root) as v:
+        v.sync()
+        assert v.status()["index"]["pending"] == []  # its hash read, the same as the row's
+        save_in_the_same_tick(path, first("bravo2"))
+        assert v.status()["index"]["pending"] == [NOTE]
