@@ -336,3 +336,15 @@ def test_case_pairs_finds_the_index_s_notes_here_in_another_case(
     keyed = as_indexed(files, pairs)
     assert {p: keyed[p] for p in pairs} == {p: files[h] for p, h in pairs.items()}
     assert len(keyed) == len(files)
+
+
+def test_a_racy_row_is_a_suspect_and_found_the_same_it_is_neither_modified_nor_touched() -> None:
+    """``racy`` (engine/racy_rows.py): a row whose (size, mtime) is not trusted yet is
+    hashed whatever its stat; the same content at the same stat changes nothing, other
+    content is a modification."""
+    known = {"a.md": Known(5, 100, "sha-a"), "b.md": Known(5, 100, "sha-b")}
+    seen = {"a.md": Seen(5, 100), "b.md": Seen(5, 100)}
+    assert to_hash(known, seen) == [] and suspects(known, seen) == []
+    assert to_hash(known, seen, {"a.md", "b.md", "gone.md"}) == ["a.md", "b.md"]
+    changes = diff(known, seen, {"a.md": "sha-a", "b.md": "sha-b2"})
+    assert changes.modified == ("b.md",) and changes.touched == ()

@@ -101,23 +101,29 @@ class Manifest(Mapping[str, Known]):
         return self.rows.keys()  # (set operations on it run in C)
 
 
-def suspects(known: Mapping[str, Known], seen: Mapping[str, Seen]) -> list[str]:
-    """Paths whose content must be hashed to know whether they changed."""
+def suspects(
+    known: Mapping[str, Known], seen: Mapping[str, Seen], racy: Collection[str] = ()
+) -> list[str]:
+    """Paths whose content must be hashed to know whether they changed: new, of
+    another size or mtime, or ``racy`` (rows whose size and mtime are not to be
+    trusted yet: ``engine/racy_rows.py``, git's "racy git")."""
     rows = Manifest.of(known).rows
     out = []
     for path, now in seen.items():
         row = rows.get(path)
-        if row is None or row[1] != now.size or row[2] != now.mtime_ns:
+        if row is None or row[1] != now.size or row[2] != now.mtime_ns or (racy and path in racy):
             out.append(path)
     return sorted(out)
 
 
-def to_hash(known: Mapping[str, Known], seen: Mapping[str, Seen]) -> list[str]:
+def to_hash(
+    known: Mapping[str, Known], seen: Mapping[str, Seen], racy: Collection[str] = ()
+) -> list[str]:
     """The ``suspects`` whose hash ``diff`` needs: a new path's hash only tells a
     move (its content at a known path that is gone), so when no known path is gone
     (a first sync, a batch of new notes) new paths are not hashed: the indexer reads
     and hashes them anyway."""
-    out = suspects(known, seen)
+    out = suspects(known, seen, racy)
     if not known.keys() <= seen.keys():  # a known path is gone
         return out
     return [p for p in out if p in known]
@@ -190,7 +196,10 @@ def diff(
     modified: list[str] = []
     touched: list[str] = []
     for p in sorted(hashed):
-        (modified if hashes[p] != known[p].sha256 else touched).append(p)
+        if hashes[p] != known[p].sha256:
+            modified.append(p)
+        elif (known[p].size, known[p].mtime_ns) != (seen[p].size, seen[p].mtime_ns):
+            touched.append(p)  # (a racy row hashed again, found the same: nothing to do)
 
     by_hash: dict[str, list[str]] = {}
     for p in gone:

@@ -74,7 +74,7 @@ from memvault.core.results import (
     WriteResult,
 )
 from memvault.engine import link_verdicts as verdicts
-from memvault.engine import relink_journal
+from memvault.engine import racy_rows, relink_journal
 from memvault.engine.applier import Applier
 from memvault.engine.attachments import Attachments
 from memvault.engine.beside import VectorsBeside
@@ -238,6 +238,8 @@ class Engine:
             # a vault folder moved or deleted under us: its notes are not "all deleted"
             self.fs.check_root()
             started = time.perf_counter()
+            looked_ns = time.time_ns()  # before any file is read: its rows racy or not
+            racy = racy_rows.recorded(self.store)
             full = paths is None
             model_note = None
             if self.embedding.indexed_with is not None:
@@ -271,7 +273,7 @@ class Engine:
                 # within one batch, or an event under a stale path (a folder renamed
                 # while the observer caught up) -- the caller may want a full reconcile
                 vanished = tuple(sorted(p for p in scope if p not in seen and p not in known))
-            hashes = self.fs.hashes(to_hash(known, seen))
+            hashes = self.fs.hashes(to_hash(known, seen, racy))
             changes = reported_moves(compared(known, seen, hashes, scope, self.store), moves)
             held = moved_on(changes, moves, vanished)  # renamed and gone on: not deleted
             if held:
@@ -309,6 +311,9 @@ class Engine:
                 warnings=((model_note,) if model_note else ()) + resumed.warnings + report.warnings,
                 seconds=time.perf_counter() - started,
             )
+            checked = {p: seen[p] for p in racy if p in hashes and p in seen}
+            written = racy_rows.written_paths(report, changes.touched, self.config.memory.file)
+            racy_rows.settle(self.store, looked_ns, checked, written)
             tell_problems(self.store, report, skipped if full else None)
             if self.linker.waits_for_git:  # git changed the tree under it: MEMORY.md by
                 self.unindexed(self.config.memory.file)  # a daemon's next batch, at once

@@ -29,6 +29,7 @@ from memvault.core.results import LinkProblem
 from memvault.core.text import NotText
 from memvault.core.wikilinks import LinkIndex, file_link_name
 from memvault.engine import link_verdicts as verdicts
+from memvault.engine import racy_rows
 from memvault.errors import NoteNotFound, UnsafePath
 from memvault.index.rows import LinkRow
 from memvault.index.store import Store
@@ -59,6 +60,7 @@ def link_problems(
     known = store.manifest()
     seen = scan.notes
     stale = set(suspects(known, seen))
+    stale.update(racy_rows.changed(fs, racy_rows.recorded(store), known, seen))
     rows = {p for p in known if p in seen and p not in stale}  # indexed, unchanged
     indexed = store.paths_and_aliases()
     aliases = {p: a for p, a in indexed[1].items() if p in rows}

@@ -29,7 +29,7 @@ from memvault.core.conflicts import is_conflict_warning, left_as_git_wrote_it
 from memvault.core.note_size import is_long, long_from
 from memvault.core.results import LinkProblem, Problem, SkippedFile, SyncReport
 from memvault.core.text import line_count, short_path
-from memvault.engine import relink_journal
+from memvault.engine import racy_rows, relink_journal
 from memvault.engine.folder_staging import kept_to_stage
 from memvault.engine.folders import (
     folders_beside_in_another_case,
@@ -232,7 +232,7 @@ def changed_here(
     each one of another size or time read and hashed), when at most ``most`` differ by
     size or time; None past that, nothing read (a clone: every time git's, each note
     would be read). ``here``: as ``differing`` takes it."""
-    paths = [p for p in suspects(known, seen) if p in known]
+    paths = [p for p in suspects(known, seen, racy_rows.recorded(store)) if p in known]
     if len(paths) > most:
         return None
     return differing(fs, known, seen, paths, shared_reader(config, store), here)
@@ -245,7 +245,8 @@ def _pending(
     ends = shared_reader(config, store)  # a team's reader: a Windows writer's CRLF is no edit
     here = case_pairs(seen, known) if ends else {}  # nor a rename of case git never carries
     seen = as_indexed(seen, here)
-    changed = differing(fs, known, seen, suspects(known, seen), ends, here)
+    racy = racy_rows.recorded(store)
+    changed = differing(fs, known, seen, suspects(known, seen, racy), ends, here)
     return changed + sorted(set(known) - set(seen))
 
 
@@ -298,10 +299,12 @@ def differing(
         memo = (str(fs.root), file, now.size, now.mtime_ns)
         sha = _HASHED.get(memo)
         if sha is None:
+            looked_ns = time.time_ns()
             sha = fs.hashes([file]).get(file, "")
             if len(_HASHED) >= HASHES_KEPT:
                 _HASHED.clear()
-            _HASHED[memo] = sha
+            if not racy_rows.is_racy(now.mtime_ns, looked_ns):  # a save in its tick: not kept
+                _HASHED[memo] = sha
         if sha != before.sha256 and not (line_ends and _alike(fs, file, memo, before.sha256)):
             out.append(path)
     return out
