@@ -126,8 +126,10 @@ class Reader(Lane):
         docs_of = docs_of or functools.cache(self.store.term_docs)  # a term counted once
         lexical = self._lexical(terms, pool, docs_of, label_ok)
         vector: list[tuple[int, float]] = []
-        if away := bool(self.embedding.indexed_with):  # qv None: its process away (keywords)
+        away = False  # the model's process away: found, and ranked, by keywords alone
+        if self.embedding.indexed_with:
             qv = self.embedding.query_vector(query) if qv is None else qv
+            away = qv is None
             vector = [] if qv is None else self.embedding.searching.query(qv, pool, label_ok)
         # no vector yet (the vector lane is behind): found, and ranked, by keywords alone
         waiting = self.store.pending_among(lab for lab, _ in lexical) if vector else set()
@@ -140,7 +142,7 @@ class Reader(Lane):
             if new := [lab for lab, _ in fused[:pool] if lab not in rows]:
                 rows = {**rows, **self.store.chunk_rows(new)}
         if not vector:  # nothing has a vector yet: every hit is keywords-only if pending
-            waiting = set(rows) if away and qv is None else self.store.pending_among(rows)
+            waiting = set(rows) if away else self.store.pending_among(rows)
         found = _first(fused, rows, k, group, copies, past)  # (a hop may bring one back)
         meta = self.catalogue.rows_of(f.item[1].path for f in found)
         hits = [_hit(f, meta.get(f.item[1].path), terms, f.item[0] in waiting) for f in found]
