@@ -250,3 +250,41 @@ def test_status_asked_again_in_one_process_counts_a_second_save_in_the_same_tick
         assert v.status()["index"]["pending"] == []  # its hash read, the same as the row's
         save_in_the_same_tick(path, first("bravo2"))
         assert v.status()["index"]["pending"] == [NOTE]
+
+
+class _AwayAfterStart(HashEmbedder):
+    """The model's process away once the vault is indexed (``ModelAway``: stopped,
+    silent, killed and resting, index/child_watch.py)."""
+
+    away = False
+
+    def embed(self, texts: Any) -> Any:
+        from memvault.errors import ModelAway
+
+        if self.away:
+            raise ModelAway("the model's process is away (test)")
+        return super().embed(texts)
+
+
+def test_a_sync_whose_vector_step_fails_keeps_the_racy_rows_its_structure_wrote(
+    tmp_path: Path,
+) -> None:
+    """``memvault sync`` through a daemon whose model's process is away: the structure
+    lane's rows were written, then the vector step raised; the racy list was settled
+    only after it, so the note's row was trusted and a second save in its tick missed."""
+    from memvault.engine import racy_rows
+    from memvault.errors import ModelError
+
+    root = tmp_path / "vault"
+    init_vault(root)
+    embedder = _AwayAfterStart()
+    with open_vault(root, embedder=embedder) as v:
+        v.sync()
+        embedder.away = True
+        path = saved(root, first("alpha1"))
+        with pytest.raises(ModelError):
+            v.sync()  # vectors too, as `memvault sync` asks
+        assert NOTE in racy_rows.recorded(v.engine.store)
+        save_in_the_same_tick(path, first("bravo2"))
+        v.sync(vectors=False)
+        assert found(v, "bravo2")  # (by keywords: the model's process still away)

@@ -290,6 +290,12 @@ class Engine:
                 self.following.sync(),  # a sync that dies before its links follow: healed
             ):
                 report = self.applier.apply(changes, progress, attachments, full=full)
+            # the racy rows as the structure lane wrote them, before the vector step: one
+            # that fails (the model's process away) left them written, and trusted
+            written = racy_rows.written_paths(report, changes.touched, self.config.memory.file)
+            written.update(resumed.relinked, (s.path for s in skipped))
+            checked = {p: seen[p] for p in racy if p in hashes and p in seen}
+            racy_rows.settle(self.store, looked_ns, checked, written)
             if vectors:
                 embedded, indexed = self.embed_pending(progress)
                 embedded, indexed = embedded + beside.embedded, indexed + beside.indexed
@@ -311,9 +317,6 @@ class Engine:
                 warnings=((model_note,) if model_note else ()) + resumed.warnings + report.warnings,
                 seconds=time.perf_counter() - started,
             )
-            checked = {p: seen[p] for p in racy if p in hashes and p in seen}
-            written = racy_rows.written_paths(report, changes.touched, self.config.memory.file)
-            racy_rows.settle(self.store, looked_ns, checked, written)
             tell_problems(self.store, report, skipped if full else None)
             if self.linker.waits_for_git:  # git changed the tree under it: MEMORY.md by
                 self.unindexed(self.config.memory.file)  # a daemon's next batch, at once
