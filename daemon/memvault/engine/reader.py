@@ -126,11 +126,10 @@ class Reader(Lane):
         docs_of = docs_of or functools.cache(self.store.term_docs)  # a term counted once
         lexical = self._lexical(terms, pool, docs_of, label_ok)
         vector: list[tuple[int, float]] = []
-        away = False  # the model's process away: found, and ranked, by keywords alone
         if self.embedding.indexed_with:
             qv = self.embedding.query_vector(query) if qv is None else qv
-            away = qv is None
             vector = [] if qv is None else self.embedding.searching.query(qv, pool, label_ok)
+        away = qv is None and bool(self.embedding.indexed_with)  # its process: keywords alone
         # no vector yet (the vector lane is behind): found, and ranked, by keywords alone
         waiting = self.store.pending_among(lab for lab, _ in lexical) if vector else set()
         fused = _fused(cfg, lexical, vector, waiting)
